@@ -1,0 +1,162 @@
+#include "framework/autograd/grad_mode.h"
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "framework/autograd/node.h"
+#include "framework/ops/creation.h"
+#include "framework/ops/math_ops.h"
+#include "framework/variables/variable.h"
+
+namespace strata {
+namespace {
+
+struct ThreadGradState {
+  int active_tapes = 0;
+  int watching_tapes = 0;  // tapes with watch_accessed_variables
+  bool no_grad = false;
+};
+thread_local ThreadGradState t_state;
+
+// Reverse topological order (outputs first) of the nodes reachable from `root`.
+std::vector<autograd::Node*> topological_order(autograd::Node* root) {
+  std::vector<autograd::Node*> order;
+  std::unordered_set<autograd::Node*> visited;
+  // Iterative post-order DFS: deep graphs must not overflow the stack.
+  std::vector<std::pair<autograd::Node*, size_t>> stack{{root, 0}};
+  visited.insert(root);
+  while (!stack.empty()) {
+    auto& [node, next] = stack.back();
+    if (next < node->inputs().size()) {
+      autograd::Node* child = node->inputs()[next++].get();
+      if (child != nullptr && visited.insert(child).second) stack.push_back({child, 0});
+    } else {
+      order.push_back(node);
+      stack.pop_back();
+    }
+  }
+  std::reverse(order.begin(), order.end());
+  return order;
+}
+
+}  // namespace
+
+namespace autograd {
+bool is_recording() { return t_state.active_tapes > 0 && !t_state.no_grad; }
+bool should_watch_variables() { return t_state.watching_tapes > 0 && !t_state.no_grad; }
+}  // namespace autograd
+
+GradientTape::GradientTape(bool persistent, bool watch_accessed_variables)
+    : persistent_(persistent), watch_accessed_variables_(watch_accessed_variables) {
+  ++t_state.active_tapes;
+  if (watch_accessed_variables_) ++t_state.watching_tapes;
+}
+
+GradientTape::~GradientTape() {
+  --t_state.active_tapes;
+  if (watch_accessed_variables_) --t_state.watching_tapes;
+}
+
+void GradientTape::watch(const Tensor& t) {
+  if (!is_floating(t.dtype())) {
+    throw DTypeError(std::string("GradientTape.watch: only floating tensors have gradients; got ") +
+                     dtype_name(t.dtype()));
+  }
+  if (t.grad_node() == nullptr) t.set_grad_node(std::make_shared<autograd::Node>("watched"));
+}
+
+void GradientTape::watch(const Variable& v) { v.watch(); }
+
+std::vector<Tensor> GradientTape::gradient(const Tensor& target, const std::vector<Tensor>& sources,
+                                           const Tensor& output_gradient,
+                                           UnconnectedGradients unconnected) {
+  if (used_ && !persistent_) {
+    throw StateError("GradientTape.gradient: a non-persistent tape can compute gradients only "
+                     "once; create it with GradientTape(/*persistent=*/true) to call it again");
+  }
+  used_ = true;
+  NoGradGuard no_grad;  // the backward pass itself is not recorded
+
+  std::vector<Tensor> result(sources.size());
+  autograd::Node* root = target.grad_node().get();
+  std::unordered_map<autograd::Node*, Tensor> grads;
+  if (root != nullptr) {
+    // Nodes from which some source is reachable: only those need gradients.
+    std::unordered_set<autograd::Node*> wanted;
+    for (const Tensor& s : sources) {
+      if (s.defined() && s.grad_node()) wanted.insert(s.grad_node().get());
+    }
+    const std::vector<autograd::Node*> order = topological_order(root);
+    std::unordered_set<autograd::Node*> relevant(wanted);
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {  // inputs before outputs
+      for (const auto& in : (*it)->inputs()) {
+        if (in && relevant.count(in.get())) { relevant.insert(*it); break; }
+      }
+    }
+
+    Tensor seed = output_gradient;
+    if (!seed.defined()) {
+      seed = ones_like(target);
+    } else if (seed.shape() != target.shape()) {
+      throw ShapeError("GradientTape.gradient: output_gradient has shape " +
+                       seed.shape().to_string() + " but the target has shape " +
+                       target.shape().to_string());
+    }
+    grads[root] = seed;
+    for (autograd::Node* node : order) {
+      if (!relevant.count(node)) continue;
+      auto found = grads.find(node);
+      if (found == grads.end() || node->is_leaf()) continue;
+      if (node->released()) {
+        throw StateError("GradientTape.gradient: the graph behind this target was already freed "
+                         "by an earlier gradient() call; use a persistent tape");
+      }
+      Tensor g = found->second;
+      if (!wanted.count(node)) grads.erase(found);  // intermediate gradients die early
+      autograd::NeedsGrad needs(node->inputs().size());
+      for (size_t i = 0; i < needs.size(); ++i) {
+        needs[i] = node->inputs()[i] && relevant.count(node->inputs()[i].get());
+      }
+      std::vector<Tensor> in_grads = node->backward(g, needs, !persistent_);
+      for (size_t i = 0; i < needs.size(); ++i) {
+        if (!needs[i] || !in_grads[i].defined()) continue;
+        Tensor& acc = grads[node->inputs()[i].get()];
+        acc = acc.defined() ? add(acc, in_grads[i]) : in_grads[i];
+      }
+    }
+  }
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const Tensor& s = sources[i];
+    if (s.defined() && s.grad_node()) {
+      auto it = grads.find(s.grad_node().get());
+      if (it != grads.end()) result[i] = it->second;
+    }
+    if (!result[i].defined() && unconnected == UnconnectedGradients::kZero && s.defined()) {
+      result[i] = zeros_like(s);
+    }
+  }
+  return result;
+}
+
+std::vector<Tensor> GradientTape::gradient(const Tensor& target,
+                                           const std::vector<std::shared_ptr<Variable>>& sources,
+                                           const Tensor& output_gradient,
+                                           UnconnectedGradients unconnected) {
+  std::vector<Tensor> handles;
+  handles.reserve(sources.size());
+  for (const auto& v : sources) {
+    if (!v) throw ValueError("GradientTape.gradient: a source variable is null");
+    handles.push_back(v->gradient_handle());
+  }
+  return gradient(target, handles, output_gradient, unconnected);
+}
+
+Tensor GradientTape::gradient(const Tensor& target, const Tensor& source) {
+  return gradient(target, std::vector<Tensor>{source})[0];
+}
+
+NoGradGuard::NoGradGuard() : previous_(t_state.no_grad) { t_state.no_grad = true; }
+NoGradGuard::~NoGradGuard() { t_state.no_grad = previous_; }
+
+}  // namespace strata

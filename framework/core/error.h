@@ -1,0 +1,64 @@
+// Errors a user can cause. Every message names the operation, what it expected and what it got,
+// e.g. "matmul: inner dimensions differ: [64,784] x [100,10]".
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace strata {
+
+// Base of every error Strata throws for bad input; catch this to catch them all.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A tensor's shape (rank, dimension sizes, broadcasting) does not fit the operation.
+class ShapeError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A dtype the operation does not support, or two dtypes that must match and don't.
+class DTypeError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A value is out of its valid range (negative rate, unknown name, bad axis, ...).
+class ValueError : public Error {
+ public:
+  using Error::Error;
+};
+
+// An index (gather, one_hot, slice) points outside the tensor.
+class IndexError : public Error {
+ public:
+  using Error::Error;
+};
+
+// Tensors live on different devices, or the device has no kernel for the operation.
+class DeviceError : public Error {
+ public:
+  using Error::Error;
+};
+
+// Something was used in a state that does not allow it (a non-persistent tape used twice, ...).
+class StateError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A violated internal invariant: a bug in Strata, not in the caller's code.
+class InternalError : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
+
+[[noreturn]] void internal_check_failed(const char* condition, const char* file, int line);
+
+}  // namespace strata
+
+// Internal invariants only; user mistakes throw one of the Error subclasses above.
+#define STRATA_CHECK(cond) \
+  do { if (!(cond)) ::strata::internal_check_failed(#cond, __FILE__, __LINE__); } while (0)

@@ -1,0 +1,36 @@
+// Seeds and the global random generator. Random numbers come from Philox-4x32-10, a
+// counter-based generator: number i of a draw depends only on (seed, offset + i), so the same
+// seed gives the same numbers whatever the thread count or device.
+#pragma once
+
+#include <cstdint>
+
+namespace strata {
+
+// Seeds the global generator (TensorFlow's tf.random.set_seed / keras.utils.set_random_seed).
+void set_random_seed(uint64_t seed);
+
+// The global generator's state, for checkpoints that must resume bit-identically.
+struct GeneratorState {
+  uint64_t seed = 0;
+  uint64_t offset = 0;
+};
+GeneratorState get_generator_state();
+void set_generator_state(const GeneratorState& state);
+
+// Element i of a draw uses the Philox block at counter (offset + i, attempt), key = seed.
+// Reserves `count` consecutive counters from the global generator and returns the state to
+// draw them with; the next call continues after them.
+GeneratorState reserve_random(uint64_t count);
+
+namespace philox {
+// One Philox-4x32-10 block: four 32-bit outputs for a 128-bit counter and 64-bit key.
+void block(uint64_t counter_lo, uint64_t counter_hi, uint64_t key, uint32_t out[4]);
+// Uniform float in [0, 1) from 32 random bits (24-bit mantissa, never 1.0).
+inline float to_unit_float(uint32_t bits) { return float(bits >> 8) * (1.0f / 16777216.0f); }
+inline double to_unit_double(uint32_t hi, uint32_t lo) {
+  return double((uint64_t(hi) << 21) ^ (lo >> 11)) * (1.0 / 9007199254740992.0);
+}
+}  // namespace philox
+
+}  // namespace strata

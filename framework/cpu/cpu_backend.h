@@ -1,0 +1,87 @@
+// The CPU backend: oneDNN for matmul, convolution, pooling, batch norm and activations
+// (cpu_dnnl_*.cc); own vectorised OpenMP loops for everything else (cpu_*.cc). One file per
+// kernel family; this class only lists them.
+#pragma once
+
+#include "framework/backend/backend.h"
+
+namespace strata {
+
+class CpuBackend final : public Backend {
+ public:
+  DeviceType device_type() const override { return DeviceType::kCPU; }
+  const char* name() const override { return "CPU"; }
+
+  void* allocate(size_t nbytes, Device device) override;
+  void deallocate(void* ptr, size_t nbytes, Device device) override;
+  void copy_bytes(const void* src, Device src_device, void* dst, Device dst_device,
+                  size_t nbytes) override;
+
+  // cpu_creation.cc
+  void fill(Tensor& out, double value) override;
+  void arange(Tensor& out, double start, double step) override;
+  void random(Tensor& out, RandomDistribution dist, uint64_t seed, uint64_t offset, double a,
+              double b) override;
+  void dropout_mask(Tensor& mask, float rate, uint64_t seed, uint64_t offset) override;
+
+  // cpu_elementwise.cc
+  void cast(const Tensor& x, Tensor& out) override;
+  void unary(UnaryOp op, const Tensor& x, Tensor& out) override;
+  void binary(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) override;
+  void where(const Tensor& cond, const Tensor& a, const Tensor& b, Tensor& out) override;
+  void clip(const Tensor& x, double lo, double hi, Tensor& out) override;
+  void sum_to(const Tensor& x, Tensor& out) override;
+
+  // cpu_reduce.cc
+  void reduce(ReduceOp op, const Tensor& x, const std::vector<int>& axes, Tensor& out) override;
+  void arg_reduce(ArgReduceOp op, const Tensor& x, int axis, Tensor& out) override;
+  void softmax(const Tensor& x, int axis, bool log, Tensor& out) override;
+  void softmax_backward(const Tensor& y, const Tensor& dy, int axis, bool log,
+                        Tensor& dx) override;
+
+  // cpu_movement.cc
+  void transpose(const Tensor& x, const std::vector<int>& perm, Tensor& out) override;
+  void concat(const std::vector<Tensor>& xs, int axis, Tensor& out) override;
+  void slice(const Tensor& x, const std::vector<int64_t>& begin, Tensor& out) override;
+  void slice_assign(const Tensor& x, const std::vector<int64_t>& begin, Tensor& out) override;
+  void pad(const Tensor& x, const std::vector<int64_t>& pad_before, double value,
+           Tensor& out) override;
+  void gather(const Tensor& params, const Tensor& indices, int axis, Tensor& out) override;
+  void scatter_add(const Tensor& updates, const Tensor& indices, int axis, Tensor& out) override;
+  void one_hot(const Tensor& indices, int64_t depth, double on, double off, Tensor& out) override;
+
+  // cpu_dnnl_matmul.cc
+  void matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose_b,
+              Tensor& out) override;
+  // cpu_dnnl_conv.cc
+  void conv2d_forward(const Tensor& x, const Tensor& w, const Conv2DParams& p, Tensor& y) override;
+  void conv2d_backward_data(const Tensor& dy, const Tensor& w, const Conv2DParams& p,
+                            Tensor& dx) override;
+  void conv2d_backward_filter(const Tensor& x, const Tensor& dy, const Conv2DParams& p,
+                              Tensor& dw) override;
+  // cpu_dnnl_pool.cc
+  Tensor pool2d_forward(PoolKind kind, const Tensor& x, const Pool2DParams& p, Tensor& y) override;
+  void pool2d_backward(PoolKind kind, const Tensor& x, const Tensor& y, const Tensor& dy,
+                       const Tensor& workspace, const Pool2DParams& p, Tensor& dx) override;
+  // cpu_dnnl_batch_norm.cc
+  void batch_norm_training(const Tensor& x, const Tensor& gamma, const Tensor& beta, float epsilon,
+                           Tensor& y, Tensor& mean, Tensor& variance) override;
+  void batch_norm_inference(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                            const Tensor& mean, const Tensor& variance, float epsilon,
+                            Tensor& y) override;
+  void batch_norm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
+                           const Tensor& mean, const Tensor& variance, float epsilon, Tensor& dx,
+                           Tensor& dgamma, Tensor& dbeta) override;
+  // cpu_dnnl_eltwise.cc
+  void activation_forward(Activation act, const Tensor& x, float alpha, Tensor& y) override;
+  void activation_backward(Activation act, const Tensor& x, const Tensor& y, const Tensor& dy,
+                           float alpha, Tensor& dx) override;
+
+  // cpu_optimizer.cc
+  void optimizer_update(const OptimizerUpdate& u, Tensor& var, const Tensor& grad,
+                        std::vector<Tensor>& slots) override;
+};
+
+CpuBackend& cpu_backend();
+
+}  // namespace strata

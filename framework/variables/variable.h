@@ -1,0 +1,94 @@
+// Variable: named, mutable state (weights, optimizer slots, metric totals). Created only through
+// create_variable(), which runs the thread-local creator stack (creator_stack.h) so that a
+// distribution strategy can substitute its own kind of variable without layers knowing.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "framework/core/tensor.h"
+
+namespace strata {
+
+namespace autograd {
+class Node;
+}
+
+// How replicas' updates of a variable combine (TensorFlow's tf.VariableAggregation).
+enum class VariableAggregation : uint8_t { kNone, kSum, kMean, kOnlyFirstReplica };
+// When replicas synchronise a variable (tf.VariableSynchronization); metrics use kOnRead.
+enum class VariableSynchronization : uint8_t { kAuto, kOnWrite, kOnRead, kNone };
+
+const char* aggregation_name(VariableAggregation a);
+
+// Makes a variable's first value from its shape and dtype (see initializers.h).
+using InitializerFn = std::function<Tensor(const Shape& shape, DType dtype)>;
+
+struct VariableSpec {
+  std::string name;  // Keras-style path, e.g. "dense/kernel"
+  Shape shape;
+  DType dtype = DType::kFloat32;
+  InitializerFn initializer;  // used when initial_value is undefined; zeros when both are empty
+  Tensor initial_value;
+  bool trainable = true;
+  VariableAggregation aggregation = VariableAggregation::kNone;
+  VariableSynchronization synchronization = VariableSynchronization::kAuto;
+  Device device = Device::cpu();
+};
+
+class Variable {
+ public:
+  // Plain local variable; use create_variable() rather than this in library and user code.
+  explicit Variable(const VariableSpec& spec);
+  virtual ~Variable();
+  Variable(const Variable&) = delete;
+  Variable& operator=(const Variable&) = delete;
+
+  const std::string& name() const { return name_; }
+  const Shape& shape() const { return shape_; }
+  DType dtype() const { return dtype_; }
+  bool trainable() const { return trainable_; }
+  void set_trainable(bool trainable) { trainable_ = trainable; }
+  VariableAggregation aggregation() const { return aggregation_; }
+  VariableSynchronization synchronization() const { return synchronization_; }
+  virtual Device device() const;
+
+  // The current value to compute with. While a GradientTape that watches accessed variables is
+  // active (or after tape.watch(variable)), reads of a trainable variable are recorded.
+  virtual Tensor value() const;
+  // The value as a new tensor that later assignments do not change.
+  Tensor read_value() const;
+
+  // In-place updates; shapes and dtypes must match (ShapeError / DTypeError otherwise).
+  virtual void assign(const Tensor& value);
+  virtual void assign_add(const Tensor& delta);
+  virtual void assign_sub(const Tensor& delta);
+
+  // The tensor whose memory holds the value, for fused in-place updates (optimizers).
+  virtual Tensor& storage();
+  // A tensor carrying this variable's leaf node, for GradientTape::gradient(target, variables).
+  virtual Tensor gradient_handle() const;
+  // Makes reads recorded even when not trainable or the tape doesn't watch variables.
+  void watch() const { watched_ = true; }
+
+ protected:
+  Tensor make_read(const Tensor& storage, const std::shared_ptr<autograd::Node>& leaf) const;
+  void check_update(const Tensor& value, const char* op) const;
+
+  std::string name_;
+  Shape shape_;
+  DType dtype_;
+  bool trainable_;
+  VariableAggregation aggregation_;
+  VariableSynchronization synchronization_;
+  mutable bool watched_ = false;
+
+ private:
+  Tensor storage_;
+  std::shared_ptr<autograd::Node> leaf_;
+};
+
+using VariablePtr = std::shared_ptr<Variable>;
+
+}  // namespace strata
