@@ -1,0 +1,34 @@
+// Strata: a Keras-style deep-learning training framework in C++.
+//
+//   #include <strata/strata.h>
+//   using namespace strata;
+//
+//   set_random_seed(42);
+//   Tensor x = random_normal({256, 8}), y = reduce_sum(x, {1}, /*keepdims=*/true);
+//   auto model = Sequential({std::make_shared<Dense>(16, "relu"), std::make_shared<Dense>(1)});
+//   auto opt = optimizers::Adam(1e-2);
+//   for (int step = 0; step < 200; ++step) {
+//     GradientTape tape;
+//     Tensor loss = losses::mean_squared_error(y, model(x));
+//     opt.apply_gradients(tape.gradient(loss, model.trainable_variables()),
+//                         model.trainable_variables());
+//   }
+//
+// The umbrella header: includes the whole public API.
+#pragma once
+
+#include "framework/autograd/grad_mode.h"
+#include "framework/backend/kernel_params.h"
+#include "framework/core/device.h"
+#include "framework/core/dtype.h"
+#include "framework/core/error.h"
+#include "framework/core/random.h"
+#include "framework/core/shape.h"
+#include "framework/core/tensor.h"
+#include "framework/core/threading.h"
+#include "framework/ops/creation.h"
+#include "framework/ops/math_ops.h"
+#include "framework/ops/nn_ops.h"
+#include "framework/ops/shape_ops.h"
+#include "framework/variables/creator_stack.h"
+#include "framework/variables/variable.h"
