@@ -1,0 +1,25 @@
+# `cmake --install` lays out <prefix>/include/strata/{strata.h,framework/...,layers/...},
+# <prefix>/lib/libstrata.a and <prefix>/lib/cmake/Strata/StrataConfig.cmake, so a downstream
+# project can find_package(Strata) and link strata::strata.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+install(TARGETS strata EXPORT StrataTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/framework/include/strata/strata.h
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/strata)
+foreach(dir framework layers)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/strata/${dir}
+          FILES_MATCHING PATTERN "*.h"
+          PATTERN "include" EXCLUDE PATTERN "cpu" EXCLUDE)
+endforeach()
+# The CPU backend header is internal, but backend.h (public) must stay includable on its own.
+install(EXPORT StrataTargets NAMESPACE strata:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Strata)
+configure_package_config_file(${PROJECT_SOURCE_DIR}/framework/StrataConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/StrataConfig.cmake
+  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Strata)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/StrataConfigVersion.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/StrataConfig.cmake ${PROJECT_BINARY_DIR}/StrataConfigVersion.cmake
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Strata)

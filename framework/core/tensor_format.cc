@@ -109,8 +109,10 @@ struct Printer {
     for (int64_t i = 0; i < n; ++i) {
       if (!shown(i, n)) {
         if (i == kEdgeItems) {
-          out += (axis == shape.rank() - 1) ? " ..." : ("\n" + std::string(size_t(indent + 1), ' ') + "...");
-          if (axis != shape.rank() - 1) out += ",";
+          out += (axis == shape.rank() - 1)
+                     ? " ..."
+                     : std::string(size_t(shape.rank() - axis - 1), '\n') +
+                           std::string(size_t(indent + 1), ' ') + "...";
         }
         continue;
       }

@@ -18,6 +18,7 @@
 #pragma once
 
 #include "framework/autograd/grad_mode.h"
+#include "framework/backend/backend.h"
 #include "framework/backend/kernel_params.h"
 #include "framework/core/device.h"
 #include "framework/core/dtype.h"
@@ -30,5 +31,9 @@
 #include "framework/ops/math_ops.h"
 #include "framework/ops/nn_ops.h"
 #include "framework/ops/shape_ops.h"
+#include "framework/model/layer.h"
+#include "framework/model/sequential.h"
 #include "framework/variables/creator_stack.h"
+#include "framework/variables/initializers.h"
 #include "framework/variables/variable.h"
+#include "layers/dense.h"
