@@ -110,9 +110,11 @@ int run_ops(int argc, char** argv) {
               threads, reps);
   std::printf("%-22s %-34s %9s %9s %9s %9s\n", "op", "shape", "best ms", "GFLOP/s", "median",
               "of peak");
-  const Row peak = measure_peak(2048, std::max(reps / 2, 3));
-  const double peak_gflops = peak.flops / peak.t.best / 1e9;
-  print_row(peak, peak_gflops);
+  // The peak is the best of two sizes: 2048^3 fits the caches better, 4096^3 amortises more.
+  const Row peaks[] = {measure_peak(2048, std::max(reps / 2, 3)), measure_peak(4096, 3)};
+  double peak_gflops = 0;
+  for (const Row& p : peaks) peak_gflops = std::max(peak_gflops, p.flops / p.t.best / 1e9);
+  for (const Row& p : peaks) print_row(p, peak_gflops);
   NoGradGuard no_grad;
   print_row(measure_matmul(1024, 1024, 1024, reps), peak_gflops);
   for (auto [hw, ch] : {std::pair<int64_t, int64_t>{32, 16}, {16, 32}, {8, 64}}) {

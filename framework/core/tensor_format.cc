@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -18,30 +19,41 @@ constexpr int kPrecision = 8;                // numpy's precision
 // dropped; the whole array padded to one integer width and one fractional width.
 struct FloatFormatter {
   bool scientific = false;
+  bool single = false;  // float32/16/bf16: shortest digits that read back as the same float
   int int_width = 0, frac_width = 0;
 
-  static std::string fixed(double v) {
+  // Fewest digits (at most 8) that round-trip at the element type's precision, as numpy's
+  // unique repr does.
+  std::string shortest(double v, const char* conversion) const {
     char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", kPrecision, v);
-    std::string s = buf;
-    while (!s.empty() && s.back() == '0') s.pop_back();
+    for (int p = 0; p <= kPrecision; ++p) {
+      std::snprintf(buf, sizeof buf, conversion, p, v);
+      const double back = std::strtod(buf, nullptr);
+      if (single ? float(back) == float(v) : back == v) break;
+    }
+    return buf;
+  }
+  std::string fixed(double v) const {
+    std::string s = shortest(v, "%.*f");
+    if (s.find('.') == std::string::npos) s += '.';
+    while (s.back() == '0') s.pop_back();
     return s;  // keeps the '.'
   }
-  static std::string sci(double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*e", kPrecision, v);
-    std::string s = buf;
+  std::string sci(double v) const {
+    std::string s = shortest(v, "%.*e");
+    if (s.find('.') == std::string::npos) s.insert(s.find('e'), ".");
     const size_t e = s.find('e');
     std::string mant = s.substr(0, e), ex = s.substr(e);
     while (!mant.empty() && mant.back() == '0') mant.pop_back();
     return mant + ex;
   }
-  static std::string special(double v) {
+  static std::string special(double v) {  // NOLINT
     if (std::isnan(v)) return "nan";
     return v > 0 ? "inf" : "-inf";
   }
 
-  explicit FloatFormatter(const std::vector<double>& values) {
+  FloatFormatter(const std::vector<double>& values, bool single_precision)
+      : single(single_precision) {
     double max_abs = 0, min_abs = INFINITY;
     for (double v : values) {
       if (!std::isfinite(v)) continue;
@@ -165,7 +177,7 @@ std::string format_tensor(const Tensor& t) {
     const std::vector<double> v = host.to_vector<double>();
     std::vector<double> shown_values;
     for (int64_t i = 0; i < n; ++i) if (visible[size_t(i)]) shown_values.push_back(v[size_t(i)]);
-    FloatFormatter f(shown_values);
+    FloatFormatter f(shown_values, dt != DType::kFloat64);
     for (int64_t i = 0; i < n; ++i) if (visible[size_t(i)]) p.cells[size_t(i)] = f(v[size_t(i)]);
   } else if (dt == DType::kBool) {
     const std::vector<bool> v = host.to_vector<bool>();

@@ -1,10 +1,12 @@
 // Fused optimizer updates on the CPU: each variable's gradient, value and slots are read once and
-// the value and slots written once, in one parallel, branch-free (vectorisable) loop per rule.
-// The rules are Keras 3's, written in its arithmetic order so results match it to rounding.
-// sqrt() setting errno for negative inputs adds a branch per element that stops the loops below
-// from vectorising; the project flags keep -fmath-errno, so switch it off for this file only.
-#pragma GCC optimize("no-math-errno")
-
+// the value and slots written once, in one parallel, branch-free loop per rule. The rules are
+// Keras 3's, written in its arithmetic order so results match it to rounding.
+//
+// Each loop lives in a *_range function whose scalars and __restrict pointers are plain
+// parameters: read through a lambda's closure instead, GCC must assume the stores may alias the
+// closure and gives up vectorising the loops with many streams (Adam with amsgrad, RMSprop).
+// The variable, its gradient and each slot are distinct buffers, so __restrict is truthful.
+// (The sqrt-based loops vectorise only when the build disables -fmath-errno.)
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -16,23 +18,116 @@
 namespace strata {
 namespace {
 
-// Elementwise work is a few flops per element: smaller chunks than kParallelGrain still pay off.
+// A few flops per element: smaller chunks than kParallelGrain already pay for a thread.
 constexpr int64_t kGrain = 16384;
 
-// Gradient preprocessing shared by every rule: scale (clipnorm / global_clipnorm), then clip.
-// With no clip_value the bound is +inf, so min/max stay branch-free and leave g unchanged.
-struct GradPrep {
-  float scale;
-  float bound;
-  float operator()(float g) const {
-    g *= scale;
-    // std::max/min (not fmax/fmin) so a NaN gradient stays NaN instead of becoming the bound.
-    return std::min(std::max(g, -bound), bound);
-  }
+// Gradient preprocessing shared by every rule: scale (clipnorm / global_clipnorm), then clip to
+// [-bound, bound] (bound = +inf without clipvalue, so the clip stays branch-free). std::min/max,
+// unlike fmin/fmax, keep a NaN gradient NaN instead of turning it into the bound.
+inline float prepare(float g, float scale, float bound) {
+  return std::min(std::max(g * scale, -bound), bound);
+}
+
+// Every loop also applies Keras 3's decoupled weight decay, w <- w - lr*wd*w, as w * keep with
+// keep = 1 - lr*wd (1 without decay), so decay costs no extra pass over the variable.
+struct Common {
+  float scale, bound, keep;
 };
 
-float* slot_data(std::vector<Tensor>& slots, size_t i) {
-  return static_cast<float*>(slots[i].raw_data());
+void sgd_range(int64_t b, int64_t e, float* __restrict w, const float* __restrict grad,
+               Common c, float lr) {
+  for (int64_t i = b; i < e; ++i) w[i] = w[i] * c.keep - lr * prepare(grad[i], c.scale, c.bound);
+}
+
+void sgd_momentum_range(int64_t b, int64_t e, float* __restrict w, const float* __restrict grad,
+                        float* __restrict m, Common c, float lr, float mu) {
+  for (int64_t i = b; i < e; ++i) {
+    const float mi = -prepare(grad[i], c.scale, c.bound) * lr + m[i] * mu;
+    m[i] = mi;
+    w[i] = w[i] * c.keep + mi;
+  }
+}
+
+void sgd_nesterov_range(int64_t b, int64_t e, float* __restrict w, const float* __restrict grad,
+                        float* __restrict m, Common c, float lr, float mu) {
+  for (int64_t i = b; i < e; ++i) {
+    const float g = prepare(grad[i], c.scale, c.bound);
+    const float mi = -g * lr + m[i] * mu;
+    m[i] = mi;
+    w[i] = w[i] * c.keep + (-g * lr + mi * mu);
+  }
+}
+
+struct AdamScalars {
+  float alpha;  // lr * sqrt(1 - beta_2^t) / (1 - beta_1^t): both bias corrections in one factor
+  float one_minus_b1, one_minus_b2, eps;
+};
+
+void adam_range(int64_t b, int64_t e, float* __restrict w, const float* __restrict grad,
+                float* __restrict m, float* __restrict v, Common c, AdamScalars a) {
+  for (int64_t i = b; i < e; ++i) {
+    const float g = prepare(grad[i], c.scale, c.bound);
+    const float mi = m[i] + (g - m[i]) * a.one_minus_b1;
+    const float vi = v[i] + (g * g - v[i]) * a.one_minus_b2;
+    m[i] = mi;
+    v[i] = vi;
+    w[i] = w[i] * c.keep - (mi * a.alpha) / (std::sqrt(vi) + a.eps);
+  }
+}
+
+void adam_amsgrad_range(int64_t b, int64_t e, float* __restrict w, const float* __restrict grad,
+                        float* __restrict m, float* __restrict v, float* __restrict vhat, Common c,
+                        AdamScalars a) {
+  for (int64_t i = b; i < e; ++i) {
+    const float g = prepare(grad[i], c.scale, c.bound);
+    const float mi = m[i] + (g - m[i]) * a.one_minus_b1;
+    const float vi = v[i] + (g * g - v[i]) * a.one_minus_b2;
+    const float vh = std::max(vhat[i], vi);
+    m[i] = mi;
+    v[i] = vi;
+    vhat[i] = vh;
+    w[i] = w[i] * c.keep - (mi * a.alpha) / (std::sqrt(vh) + a.eps);
+  }
+}
+
+struct RmspropScalars {
+  float lr, rho, one_minus_rho, eps, momentum;
+};
+
+// One instantiation per (centered, momentum) pair, so no loop carries a per-element branch.
+template <bool kCentered, bool kMomentum>
+void rmsprop_range(int64_t b, int64_t e, float* __restrict w, const float* __restrict grad,
+                   float* __restrict rms, float* __restrict mg, float* __restrict mom, Common c,
+                   RmspropScalars r) {
+  for (int64_t i = b; i < e; ++i) {
+    const float g = prepare(grad[i], c.scale, c.bound);
+    const float ri = r.rho * rms[i] + r.one_minus_rho * (g * g);
+    rms[i] = ri;
+    float denominator = ri + r.eps;
+    if constexpr (kCentered) {
+      const float ai = r.rho * mg[i] + r.one_minus_rho * g;
+      mg[i] = ai;
+      denominator = ri - ai * ai + r.eps;
+    }
+    const float increment = r.lr * g / std::sqrt(denominator);
+    if constexpr (kMomentum) {
+      const float ki = r.momentum * mom[i] + increment;
+      mom[i] = ki;
+      w[i] = w[i] * c.keep - ki;
+    } else {
+      w[i] = w[i] * c.keep - increment;
+    }
+  }
+}
+
+void adagrad_range(int64_t b, int64_t e, float* __restrict w, const float* __restrict grad,
+                   float* __restrict acc, Common c, float lr, float eps) {
+  for (int64_t i = b; i < e; ++i) {
+    const float g = prepare(grad[i], c.scale, c.bound);
+    const float ai = acc[i] + g * g;
+    acc[i] = ai;
+    w[i] = w[i] * c.keep - lr * g / std::sqrt(ai + eps);
+  }
 }
 
 void check_float32(const char* what, const Tensor& t) {
@@ -42,6 +137,7 @@ void check_float32(const char* what, const Tensor& t) {
   }
 }
 
+// Slot layout documented at Backend::optimizer_update.
 size_t expected_slots(const OptimizerUpdate& u) {
   switch (u.kind) {
     case OptimizerKind::kSGD: return u.momentum > 0 ? 1 : 0;
@@ -51,140 +147,6 @@ size_t expected_slots(const OptimizerUpdate& u) {
     case OptimizerKind::kAdagrad: return 1;
   }
   return 0;
-}
-
-// w <- w - lr*wd*w (Keras 3's decoupled decay), folded into the same pass as the rule.
-struct Decay {
-  float keep;  // 1 - lr*wd
-  float operator()(float w) const { return w * keep; }
-};
-
-void sgd(const OptimizerUpdate& u, float* w, const float* grad, std::vector<Tensor>& slots,
-         int64_t n, GradPrep prep, Decay decay) {
-  const float lr = u.learning_rate;
-  if (slots.empty()) {
-    cpu::parallel_for(n, kGrain, [=](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) w[i] = decay(w[i]) - lr * prep(grad[i]);
-    });
-    return;
-  }
-  float* m = slot_data(slots, 0);
-  const float mu = u.momentum;
-  if (u.nesterov) {
-    cpu::parallel_for(n, kGrain, [=](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        const float g = prep(grad[i]);
-        const float mi = -g * lr + m[i] * mu;
-        m[i] = mi;
-        w[i] = decay(w[i]) + (-g * lr + mi * mu);
-      }
-    });
-  } else {
-    cpu::parallel_for(n, kGrain, [=](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        const float mi = -prep(grad[i]) * lr + m[i] * mu;
-        m[i] = mi;
-        w[i] = decay(w[i]) + mi;
-      }
-    });
-  }
-}
-
-void adam(const OptimizerUpdate& u, float* w, const float* grad, std::vector<Tensor>& slots,
-          int64_t n, GradPrep prep, Decay decay) {
-  // Bias corrections folded into the step size, in double: beta^t underflows gracefully.
-  const double t = double(u.step);
-  const double b1_power = std::pow(double(u.beta_1), t);
-  const double b2_power = std::pow(double(u.beta_2), t);
-  const float alpha = float(double(u.learning_rate) * std::sqrt(1.0 - b2_power) / (1.0 - b1_power));
-  const float one_minus_b1 = 1.0f - u.beta_1, one_minus_b2 = 1.0f - u.beta_2;
-  const float eps = u.epsilon;
-  float* m = slot_data(slots, 0);
-  float* v = slot_data(slots, 1);
-  if (u.amsgrad) {
-    float* vhat = slot_data(slots, 2);
-    cpu::parallel_for(n, kGrain, [=](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        const float g = prep(grad[i]);
-        const float mi = m[i] + (g - m[i]) * one_minus_b1;
-        const float vi = v[i] + (g * g - v[i]) * one_minus_b2;
-        const float vh = std::max(vhat[i], vi);
-        m[i] = mi;
-        v[i] = vi;
-        vhat[i] = vh;
-        w[i] = decay(w[i]) - (mi * alpha) / (std::sqrt(vh) + eps);
-      }
-    });
-  } else {
-    cpu::parallel_for(n, kGrain, [=](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        const float g = prep(grad[i]);
-        const float mi = m[i] + (g - m[i]) * one_minus_b1;
-        const float vi = v[i] + (g * g - v[i]) * one_minus_b2;
-        m[i] = mi;
-        v[i] = vi;
-        w[i] = decay(w[i]) - (mi * alpha) / (std::sqrt(vi) + eps);
-      }
-    });
-  }
-}
-
-void rmsprop(const OptimizerUpdate& u, float* w, const float* grad, std::vector<Tensor>& slots,
-             int64_t n, GradPrep prep, Decay decay) {
-  const float lr = u.learning_rate, rho = u.rho, one_minus_rho = 1.0f - u.rho;
-  const float eps = u.epsilon, mu = u.momentum;
-  float* rms = slot_data(slots, 0);
-  // Slot order follows Backend::optimizer_update: rms, [mg], [momentum].
-  float* mg = u.centered ? slot_data(slots, 1) : nullptr;
-  float* mom = u.momentum > 0 ? slot_data(slots, u.centered ? 2 : 1) : nullptr;
-  // Four loop bodies rather than per-element branches, so each one vectorises.
-  auto run = [&](auto centered_tag, auto momentum_tag) {
-    constexpr bool kCentered = decltype(centered_tag)::value;
-    constexpr bool kMomentum = decltype(momentum_tag)::value;
-    cpu::parallel_for(n, kGrain, [=](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        const float g = prep(grad[i]);
-        const float r = rho * rms[i] + one_minus_rho * (g * g);
-        rms[i] = r;
-        float denominator;
-        if constexpr (kCentered) {
-          const float a = rho * mg[i] + one_minus_rho * g;
-          mg[i] = a;
-          denominator = r - a * a + eps;
-        } else {
-          denominator = r + eps;
-        }
-        const float increment = lr * g / std::sqrt(denominator);
-        if constexpr (kMomentum) {
-          const float mi = mu * mom[i] + increment;
-          mom[i] = mi;
-          w[i] = decay(w[i]) - mi;
-        } else {
-          w[i] = decay(w[i]) - increment;
-        }
-      }
-    });
-  };
-  using T = std::true_type;
-  using F = std::false_type;
-  if (mg && mom) run(T{}, T{});
-  else if (mg) run(T{}, F{});
-  else if (mom) run(F{}, T{});
-  else run(F{}, F{});
-}
-
-void adagrad(const OptimizerUpdate& u, float* w, const float* grad, std::vector<Tensor>& slots,
-             int64_t n, GradPrep prep, Decay decay) {
-  const float lr = u.learning_rate, eps = u.epsilon;
-  float* acc = slot_data(slots, 0);
-  cpu::parallel_for(n, kGrain, [=](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      const float g = prep(grad[i]);
-      const float a = acc[i] + g * g;
-      acc[i] = a;
-      w[i] = decay(w[i]) - lr * g / std::sqrt(a + eps);
-    }
-  });
 }
 
 }  // namespace
@@ -201,16 +163,62 @@ void CpuBackend::optimizer_update(const OptimizerUpdate& u, Tensor& var, const T
   const int64_t n = var.numel();
   float* w = static_cast<float*>(var.raw_data());
   const float* g = static_cast<const float*>(grad.raw_data());
-  const GradPrep prep{u.grad_scale,
-                      u.clip_value > 0 ? u.clip_value : std::numeric_limits<float>::infinity()};
-  const Decay decay{1.0f - u.learning_rate * u.weight_decay};
+  std::vector<float*> s;
+  for (Tensor& t : slots) s.push_back(static_cast<float*>(t.raw_data()));
+  const Common c{u.grad_scale,
+                 u.clip_value > 0 ? u.clip_value : std::numeric_limits<float>::infinity(),
+                 1.0f - u.learning_rate * u.weight_decay};
+  // Runs range_fn over [0, n) in parallel chunks.
+  auto run = [n](auto&& range_fn) { cpu::parallel_for(n, kGrain, range_fn); };
 
   switch (u.kind) {
-    case OptimizerKind::kSGD: sgd(u, w, g, slots, n, prep, decay); break;
+    case OptimizerKind::kSGD: {
+      const float lr = u.learning_rate, mu = u.momentum;
+      if (s.empty()) {
+        run([=](int64_t b, int64_t e) { sgd_range(b, e, w, g, c, lr); });
+      } else if (u.nesterov) {
+        run([=, m = s[0]](int64_t b, int64_t e) { sgd_nesterov_range(b, e, w, g, m, c, lr, mu); });
+      } else {
+        run([=, m = s[0]](int64_t b, int64_t e) { sgd_momentum_range(b, e, w, g, m, c, lr, mu); });
+      }
+      break;
+    }
     case OptimizerKind::kAdam:
-    case OptimizerKind::kAdamW: adam(u, w, g, slots, n, prep, decay); break;
-    case OptimizerKind::kRMSprop: rmsprop(u, w, g, slots, n, prep, decay); break;
-    case OptimizerKind::kAdagrad: adagrad(u, w, g, slots, n, prep, decay); break;
+    case OptimizerKind::kAdamW: {
+      // Bias corrections in double: beta^t for large t underflows gracefully to 0.
+      const double t = double(u.step);
+      const double correction =
+          std::sqrt(1.0 - std::pow(double(u.beta_2), t)) / (1.0 - std::pow(double(u.beta_1), t));
+      const AdamScalars a{float(double(u.learning_rate) * correction), 1.0f - u.beta_1,
+                          1.0f - u.beta_2, u.epsilon};
+      if (u.amsgrad) {
+        run([=, m = s[0], v = s[1], vhat = s[2]](int64_t b, int64_t e) {
+          adam_amsgrad_range(b, e, w, g, m, v, vhat, c, a);
+        });
+      } else {
+        run([=, m = s[0], v = s[1]](int64_t b, int64_t e) { adam_range(b, e, w, g, m, v, c, a); });
+      }
+      break;
+    }
+    case OptimizerKind::kRMSprop: {
+      const RmspropScalars r{u.learning_rate, u.rho, 1.0f - u.rho, u.epsilon, u.momentum};
+      float* rms = s[0];
+      float* mg = u.centered ? s[1] : nullptr;
+      float* mom = u.momentum > 0 ? s.back() : nullptr;
+      auto go = [&](auto range_fn) {
+        run([=](int64_t b, int64_t e) { range_fn(b, e, w, g, rms, mg, mom, c, r); });
+      };
+      if (mg && mom) go(rmsprop_range<true, true>);
+      else if (mg) go(rmsprop_range<true, false>);
+      else if (mom) go(rmsprop_range<false, true>);
+      else go(rmsprop_range<false, false>);
+      break;
+    }
+    case OptimizerKind::kAdagrad: {
+      const float lr = u.learning_rate, eps = u.epsilon;
+      run([=, acc = s[0]](int64_t b, int64_t e) { adagrad_range(b, e, w, g, acc, c, lr, eps); });
+      break;
+    }
   }
 }
 

@@ -31,6 +31,8 @@
 #include "framework/ops/math_ops.h"
 #include "framework/ops/nn_ops.h"
 #include "framework/ops/shape_ops.h"
+#include "framework/optimizers/optimizers.h"
+#include "framework/losses/losses.h"
 #include "framework/model/layer.h"
 #include "framework/model/sequential.h"
 #include "framework/variables/creator_stack.h"

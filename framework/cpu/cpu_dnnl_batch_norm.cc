@@ -1,0 +1,160 @@
+// Batch normalisation over all axes but the last, on the CPU through oneDNN. x of any rank is
+// viewed as channels-last data: [N, H, W, C] as it is, anything else as [rows, C, 1, 1] in nhwc
+// order (the same bytes as a row-major [rows, C] matrix), which oneDNN's channels-last JIT
+// kernels handle directly.
+#include <bit>
+
+#include "framework/cpu/cpu_backend.h"
+#include "framework/cpu/dnnl_context.h"
+
+namespace strata {
+namespace {
+
+using dnnl::memory;
+using dnnl::normalization_flags;
+
+struct BatchNormKey {
+  int64_t n, c, h, w;
+  int64_t prop;  // 0 training forward, 1 inference forward, 2 backward
+  int32_t epsilon_bits;  // the float's bits: keys are hashed bytewise, integers only
+  int32_t pad = 0;       // keeps the key free of padding bytes
+  float epsilon() const { return std::bit_cast<float>(epsilon_bits); }
+};
+
+BatchNormKey make_key(const Tensor& x, int64_t prop, float epsilon) {
+  const int64_t c = x.dim(-1);
+  const int32_t eps = std::bit_cast<int32_t>(epsilon);
+  if (x.rank() == 4) return BatchNormKey{x.dim(0), c, x.dim(1), x.dim(2), prop, eps};
+  return BatchNormKey{c == 0 ? 0 : x.numel() / c, c, 1, 1, prop, eps};
+}
+
+memory::desc data_desc(const BatchNormKey& k) { return cpu::nhwc_desc(k.n, k.h, k.w, k.c); }
+memory::desc channel_desc(const BatchNormKey& k) {
+  return memory::desc({k.c}, memory::data_type::f32, memory::format_tag::a);
+}
+
+dnnl::batch_normalization_forward::primitive_desc forward_pd(const BatchNormKey& k,
+                                                             bool training) {
+  const normalization_flags flags =
+      training ? normalization_flags::use_scale | normalization_flags::use_shift
+               : normalization_flags::use_scale | normalization_flags::use_shift |
+                     normalization_flags::use_global_stats;
+  dnnl::batch_normalization_forward::desc desc(
+      training ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference,
+      data_desc(k), k.epsilon(), flags);
+  return dnnl::batch_normalization_forward::primitive_desc(desc, cpu::dnnl_default_attr(),
+                                                           cpu::dnnl_engine());
+}
+
+struct ForwardEntry {
+  dnnl::batch_normalization_forward::primitive_desc pd;
+  dnnl::batch_normalization_forward prim;
+};
+struct BackwardEntry {
+  dnnl::batch_normalization_backward::primitive_desc pd;
+  dnnl::batch_normalization_backward prim;
+};
+
+cpu::PrimitiveCache<BatchNormKey, ForwardEntry>& forward_cache() {
+  static cpu::PrimitiveCache<BatchNormKey, ForwardEntry> cache;
+  return cache;
+}
+cpu::PrimitiveCache<BatchNormKey, BackwardEntry>& backward_cache() {
+  static cpu::PrimitiveCache<BatchNormKey, BackwardEntry> cache;
+  return cache;
+}
+
+std::shared_ptr<const ForwardEntry> forward_entry(const BatchNormKey& key, bool training) {
+  return forward_cache().get(key, [&] {
+    auto pd = forward_pd(key, training);
+    return ForwardEntry{pd, dnnl::batch_normalization_forward(pd)};
+  });
+}
+
+memory channel_memory(const BatchNormKey& k, const Tensor& t) {
+  return cpu::make_memory(channel_desc(k), t.raw_data());
+}
+
+void check_float32(const Tensor& x, const Tensor& gamma, const char* op) {
+  if (x.dtype() != DType::kFloat32 || gamma.dtype() != DType::kFloat32) {
+    throw DTypeError(std::string(op) + ": the CPU backend supports float32 only, got " +
+                     dtype_name(x.dtype()) + " and " + dtype_name(gamma.dtype()));
+  }
+}
+
+}  // namespace
+
+void CpuBackend::batch_norm_training(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                     float epsilon, Tensor& y, Tensor& mean, Tensor& variance) {
+  check_float32(x, gamma, "batch_norm");
+  const BatchNormKey key = make_key(x, 0, epsilon);
+  if (key.c == 0) return;
+  if (key.n * key.h * key.w == 0) {  // no rows: statistics of nothing
+    fill(mean, 0.0);
+    fill(variance, 0.0);
+    return;
+  }
+  auto e = forward_entry(key, /*training=*/true);
+  cpu::execute(e->prim, e->pd,
+               {{DNNL_ARG_SRC, cpu::make_memory(data_desc(key), x.raw_data())},
+                {DNNL_ARG_DST, cpu::make_memory(data_desc(key), y.raw_data())},
+                {DNNL_ARG_SCALE, channel_memory(key, gamma)},
+                {DNNL_ARG_SHIFT, channel_memory(key, beta)},
+                {DNNL_ARG_MEAN, channel_memory(key, mean)},
+                {DNNL_ARG_VARIANCE, channel_memory(key, variance)}});
+}
+
+void CpuBackend::batch_norm_inference(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                      const Tensor& mean, const Tensor& variance, float epsilon,
+                                      Tensor& y) {
+  check_float32(x, gamma, "batch_norm_inference");
+  const BatchNormKey key = make_key(x, 1, epsilon);
+  if (x.numel() == 0) return;
+  auto e = forward_entry(key, /*training=*/false);
+  cpu::execute(e->prim, e->pd,
+               {{DNNL_ARG_SRC, cpu::make_memory(data_desc(key), x.raw_data())},
+                {DNNL_ARG_DST, cpu::make_memory(data_desc(key), y.raw_data())},
+                {DNNL_ARG_SCALE, channel_memory(key, gamma)},
+                {DNNL_ARG_SHIFT, channel_memory(key, beta)},
+                {DNNL_ARG_MEAN, channel_memory(key, mean)},
+                {DNNL_ARG_VARIANCE, channel_memory(key, variance)}});
+}
+
+void CpuBackend::batch_norm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
+                                     const Tensor& mean, const Tensor& variance, float epsilon,
+                                     Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
+  check_float32(x, gamma, "batch_norm_backward");
+  const BatchNormKey key = make_key(x, 2, epsilon);
+  if (key.c == 0) return;
+  if (key.n * key.h * key.w == 0) {
+    fill(dgamma, 0.0);
+    fill(dbeta, 0.0);
+    return;
+  }
+  auto e = backward_cache().get(key, [&] {
+    BatchNormKey fwd_key = key;
+    fwd_key.prop = 0;
+    dnnl::batch_normalization_backward::desc desc(
+        dnnl::prop_kind::backward, data_desc(key), data_desc(key), key.epsilon(),
+        normalization_flags::use_scale | normalization_flags::use_shift);
+    dnnl::batch_normalization_backward::primitive_desc pd(
+        desc, cpu::dnnl_default_attr(), cpu::dnnl_engine(), forward_pd(fwd_key, true));
+    return BackwardEntry{pd, dnnl::batch_normalization_backward(pd)};
+  });
+  cpu::execute(e->prim, e->pd,
+               {{DNNL_ARG_SRC, cpu::make_memory(data_desc(key), x.raw_data())},
+                {DNNL_ARG_DIFF_DST, cpu::make_memory(data_desc(key), dy.raw_data())},
+                {DNNL_ARG_SCALE, channel_memory(key, gamma)},
+                // oneDNN 2.6 insists on a bound shift when use_shift is set, though the backward
+                // pass never reads it: any [C] buffer will do (not dbeta, to avoid aliasing).
+                {DNNL_ARG_SHIFT, cpu::make_memory(channel_desc(key),
+                                                  cpu::thread_buffer(cpu::kBufferA,
+                                                                     size_t(key.c) * 4))},
+                {DNNL_ARG_MEAN, channel_memory(key, mean)},
+                {DNNL_ARG_VARIANCE, channel_memory(key, variance)},
+                {DNNL_ARG_DIFF_SRC, cpu::make_memory(data_desc(key), dx.raw_data())},
+                {DNNL_ARG_DIFF_SCALE, channel_memory(key, dgamma)},
+                {DNNL_ARG_DIFF_SHIFT, channel_memory(key, dbeta)}});
+}
+
+}  // namespace strata

@@ -1,0 +1,63 @@
+// Activations as differentiable ops over the backend's fused activation kernels (oneDNN eltwise
+// on the CPU). Each backward pass is one kernel call: dx = dy * act'(x).
+#include <string>
+
+#include "framework/autograd/node.h"
+#include "framework/backend/backend.h"
+#include "framework/ops/nn_ops.h"
+
+namespace strata {
+
+Tensor activation(const Tensor& x, Activation act, float alpha) {
+  if (!is_floating(x.dtype())) {
+    throw DTypeError(std::string("activation: expected a floating tensor, got ") +
+                     dtype_name(x.dtype()) + " for " + x.shape().to_string());
+  }
+  if (act == Activation::kLinear) return x;  // Keras' "linear" is the identity
+  Tensor y = Tensor::empty(x.shape(), x.dtype(), x.device());
+  backend_for(x).activation_forward(act, x, alpha, y);
+  autograd::record(y, "activation", {x},
+                   [act, alpha, x = x.alias(), y = y.alias()](
+                       const Tensor& dy, const autograd::NeedsGrad&) -> std::vector<Tensor> {
+                     Tensor dx = Tensor::empty(x.shape(), x.dtype(), x.device());
+                     backend_for(x).activation_backward(act, x, y, dy, alpha, dx);
+                     return {dx};
+                   });
+  return y;
+}
+
+Tensor relu(const Tensor& x) { return activation(x, Activation::kReLU); }
+Tensor leaky_relu(const Tensor& x, float alpha) {
+  return activation(x, Activation::kLeakyReLU, alpha);
+}
+Tensor elu(const Tensor& x, float alpha) { return activation(x, Activation::kELU, alpha); }
+Tensor selu(const Tensor& x) { return activation(x, Activation::kSELU); }
+Tensor gelu(const Tensor& x, bool approximate) {
+  return activation(x, approximate ? Activation::kGELUTanh : Activation::kGELU);
+}
+Tensor sigmoid(const Tensor& x) { return activation(x, Activation::kSigmoid); }
+Tensor tanh(const Tensor& x) { return activation(x, Activation::kTanh); }
+Tensor swish(const Tensor& x) { return activation(x, Activation::kSwish); }
+Tensor softplus(const Tensor& x) { return activation(x, Activation::kSoftplus); }
+Tensor relu6(const Tensor& x) { return activation(x, Activation::kReLU6); }
+
+Activation activation_from_name(const std::string& name) {
+  static const std::pair<const char*, Activation> kNames[] = {
+      {"linear", Activation::kLinear},       {"relu", Activation::kReLU},
+      {"leaky_relu", Activation::kLeakyReLU}, {"elu", Activation::kELU},
+      {"selu", Activation::kSELU},           {"gelu", Activation::kGELU},
+      {"sigmoid", Activation::kSigmoid},     {"tanh", Activation::kTanh},
+      {"swish", Activation::kSwish},         {"silu", Activation::kSwish},
+      {"softplus", Activation::kSoftplus},   {"relu6", Activation::kReLU6},
+      {"hard_sigmoid", Activation::kHardSigmoid},
+  };
+  std::string known;
+  for (const auto& [n, act] : kNames) {
+    if (name == n) return act;
+    known += known.empty() ? n : std::string(", ") + n;
+  }
+  throw ValueError("activation_from_name: unknown activation '" + name + "'; expected one of " +
+                   known);
+}
+
+}  // namespace strata

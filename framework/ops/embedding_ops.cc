@@ -1,0 +1,81 @@
+// Embedding lookup (a gather of rows whose gradient is a scatter-add) and bias_add.
+#include <string>
+
+#include "framework/autograd/node.h"
+#include "framework/backend/backend.h"
+#include "framework/ops/creation.h"
+#include "framework/ops/math_ops.h"
+#include "framework/ops/nn_ops.h"
+
+namespace strata {
+
+Tensor embedding_lookup(const Tensor& params, const Tensor& ids) {
+  if (!params.defined() || !ids.defined()) {
+    throw ValueError("embedding_lookup: got an undefined tensor");
+  }
+  if (params.device() != ids.device()) {
+    throw DeviceError("embedding_lookup: params on " + params.device().to_string() +
+                      " but ids on " + ids.device().to_string());
+  }
+  if (params.rank() != 2) {
+    throw ShapeError("embedding_lookup: params must be [vocab, dim], got shape " +
+                     params.shape().to_string());
+  }
+  if (ids.dtype() != DType::kInt32 && ids.dtype() != DType::kInt64) {
+    throw DTypeError(std::string("embedding_lookup: ids must be int32 or int64, got ") +
+                     dtype_name(ids.dtype()));
+  }
+  const int64_t vocab = params.shape()[0];
+  const std::vector<int64_t> values = ids.to_vector<int64_t>();
+  for (size_t j = 0; j < values.size(); ++j) {
+    if (values[j] < 0 || values[j] >= vocab) {
+      throw IndexError("embedding_lookup: id " + std::to_string(values[j]) + " at position " +
+                       std::to_string(j) + " is outside [0, " + std::to_string(vocab) +
+                       ") for params of shape " + params.shape().to_string());
+    }
+  }
+  std::vector<int64_t> dims = ids.shape().dims();
+  dims.push_back(params.shape()[1]);
+  check_dims(dims, "embedding_lookup");
+  Tensor out = Tensor::empty(Shape(std::move(dims)), params.dtype(), params.device());
+  backend_for(params).gather(params, ids, 0, out);
+  if (autograd::any_requires_grad({params})) {
+    autograd::record(out, "embedding_lookup", {params, ids},
+                     [shape = params.shape(), idx = ids.alias()](const Tensor& g,
+                                                                  const autograd::NeedsGrad&) {
+                       // Rows looked up several times accumulate their gradients.
+                       Tensor grad = zeros(shape, g.dtype(), g.device());
+                       backend_for(g).scatter_add(g, idx, 0, grad);
+                       return std::vector<Tensor>{grad, Tensor()};
+                     });
+  }
+  return out;
+}
+
+Tensor bias_add(const Tensor& x, const Tensor& bias) {
+  if (!x.defined() || !bias.defined()) throw ValueError("bias_add: got an undefined tensor");
+  if (bias.rank() != 1 || x.rank() < 1 || x.shape()[x.rank() - 1] != bias.shape()[0]) {
+    throw ShapeError("bias_add: bias must be 1-D with the size of x's last axis; got x " +
+                     x.shape().to_string() + " and bias " + bias.shape().to_string());
+  }
+  if (x.dtype() != bias.dtype()) {
+    throw DTypeError(std::string("bias_add: dtypes differ: ") + dtype_name(x.dtype()) + " vs " +
+                     dtype_name(bias.dtype()) + "; cast one operand");
+  }
+  if (x.device() != bias.device()) {
+    throw DeviceError("bias_add: x on " + x.device().to_string() + " but bias on " +
+                      bias.device().to_string());
+  }
+  if (x.dtype() == DType::kBool) throw DTypeError("bias_add: not defined for bool tensors");
+  Tensor out = Tensor::empty(x.shape(), x.dtype(), x.device());
+  backend_for(x).binary(BinaryOp::kAdd, x, bias, out);
+  autograd::record(out, "bias_add", {x, bias},
+                   [bs = bias.shape()](const Tensor& g, const autograd::NeedsGrad& needs) {
+                     // The bias gradient sums over every axis but the last.
+                     return std::vector<Tensor>{needs[0] ? g : Tensor(),
+                                                needs[1] ? sum_to_shape(g, bs) : Tensor()};
+                   });
+  return out;
+}
+
+}  // namespace strata

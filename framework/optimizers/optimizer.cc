@@ -1,0 +1,245 @@
+#include "framework/optimizers/optimizer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "framework/autograd/grad_mode.h"
+#include "framework/backend/backend.h"
+#include "framework/ops/creation.h"
+#include "framework/ops/math_ops.h"
+#include "framework/variables/creator_stack.h"
+
+namespace strata::optimizers {
+namespace {
+
+std::string fmt(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
+std::string opt_fmt(const std::optional<double>& v) { return v ? fmt(*v) : "None"; }
+
+}  // namespace
+
+Optimizer::Optimizer(const std::string& class_name, LearningRate learning_rate,
+                     const OptimizerConfig& config)
+    : name_(config.name.empty() ? class_name : config.name),
+      learning_rate_(std::move(learning_rate)),
+      config_(config) {
+  const int clip_args = int(config.clipnorm.has_value()) + int(config.clipvalue.has_value()) +
+                        int(config.global_clipnorm.has_value());
+  if (clip_args > 1) {
+    throw ValueError(name_ + ": only one of clipnorm, clipvalue and global_clipnorm can be set; "
+                     "got clipnorm=" + opt_fmt(config.clipnorm) + ", clipvalue=" +
+                     opt_fmt(config.clipvalue) + ", global_clipnorm=" +
+                     opt_fmt(config.global_clipnorm));
+  }
+  const auto check_positive = [&](const char* arg, const std::optional<double>& v) {
+    if (v && !(*v > 0.0)) {
+      throw ValueError(name_ + ": " + arg + " must be > 0, got " + fmt(*v));
+    }
+  };
+  check_positive("clipnorm", config.clipnorm);
+  check_positive("clipvalue", config.clipvalue);
+  check_positive("global_clipnorm", config.global_clipnorm);
+  if (config.weight_decay) check_non_negative("weight_decay", *config.weight_decay);
+
+  VariableSpec spec;
+  spec.name = name_ + "/iter";
+  spec.shape = Shape{};
+  spec.dtype = DType::kInt64;
+  spec.trainable = false;
+  spec.aggregation = VariableAggregation::kOnlyFirstReplica;
+  iterations_ = create_variable(spec);
+}
+
+Optimizer::~Optimizer() = default;
+
+void Optimizer::check_in_range(const char* arg, double value, double lo, double hi,
+                               bool hi_inclusive) const {
+  const bool ok = value >= lo && (hi_inclusive ? value <= hi : value < hi);
+  if (!ok) {
+    throw ValueError(name_ + ": " + arg + " must be in [" + fmt(lo) + ", " + fmt(hi) +
+                     (hi_inclusive ? "]" : ")") + ", got " + fmt(value));
+  }
+}
+
+void Optimizer::check_non_negative(const char* arg, double value) const {
+  if (!(value >= 0.0) || !std::isfinite(value)) {
+    throw ValueError(name_ + ": " + arg + " must be a finite number >= 0, got " + fmt(value));
+  }
+}
+
+int64_t Optimizer::iteration_count() const {
+  NoGradGuard no_grad;
+  return iterations_->value().item<int64_t>();
+}
+
+double Optimizer::learning_rate() const { return learning_rate_.at(iteration_count()); }
+
+void Optimizer::set_learning_rate(LearningRate learning_rate) {
+  if (learning_rate_.is_schedule() && !learning_rate.is_schedule()) {
+    throw ValueError(name_ + ": set_learning_rate: this optimizer was created with a " +
+                     learning_rate_.schedule()->name() +
+                     " schedule as its learning_rate, so a constant learning rate cannot be set; "
+                     "pass a LearningRateSchedule instead");
+  }
+  learning_rate_ = std::move(learning_rate);
+}
+
+void Optimizer::exclude_from_weight_decay(std::vector<std::string> var_names) {
+  no_decay_names_ = std::move(var_names);
+}
+
+bool Optimizer::decays(const Variable& var) const {
+  if (!config_.weight_decay || *config_.weight_decay == 0.0) return false;
+  return std::none_of(no_decay_names_.begin(), no_decay_names_.end(), [&](const std::string& s) {
+    return var.name().find(s) != std::string::npos;
+  });
+}
+
+std::vector<VariablePtr> Optimizer::variables() const {
+  std::vector<VariablePtr> out{iterations_};
+  out.insert(out.end(), slot_order_.begin(), slot_order_.end());
+  return out;
+}
+
+VariablePtr Optimizer::get_slot(const VariablePtr& var, const std::string& slot) const {
+  const auto it = slots_.find(var.get());
+  if (it == slots_.end()) return nullptr;
+  const std::vector<std::string> names = slot_names();
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == slot) return it->second.slots[i];
+  }
+  return nullptr;
+}
+
+Optimizer::Slots& Optimizer::slots_for(const VariablePtr& var) {
+  auto it = slots_.find(var.get());
+  if (it != slots_.end()) return it->second;
+  Slots entry{var, {}};
+  const double init = slot_initial_value();
+  for (const std::string& slot : slot_names()) {
+    VariableSpec spec;
+    spec.name = name_ + "/" + var->name() + "/" + slot;  // Keras 2 style: "Adam/dense/kernel/m"
+    spec.shape = var->shape();
+    spec.dtype = var->dtype();
+    spec.device = var->device();
+    spec.trainable = false;
+    spec.aggregation = VariableAggregation::kMean;  // Keras 3's add_variable default
+    if (init != 0.0) {
+      spec.initializer = [init](const Shape& shape, DType dtype) {
+        return full(shape, init, dtype);
+      };
+    }
+    VariablePtr v = create_variable(spec);
+    entry.slots.push_back(v);
+    slot_order_.push_back(v);
+  }
+  return slots_.emplace(var.get(), std::move(entry)).first->second;
+}
+
+void Optimizer::build(const std::vector<VariablePtr>& vars) {
+  for (const VariablePtr& v : vars) {
+    if (!v) throw ValueError(name_ + ".build: a variable is null");
+    slots_for(v);
+  }
+}
+
+void Optimizer::apply_gradients(const std::vector<std::pair<Tensor, VariablePtr>>& grads_and_vars) {
+  std::vector<Tensor> grads;
+  std::vector<VariablePtr> vars;
+  for (const auto& [g, v] : grads_and_vars) {
+    grads.push_back(g);
+    vars.push_back(v);
+  }
+  apply_gradients(grads, vars);
+}
+
+void Optimizer::apply_gradients(const std::vector<Tensor>& grads,
+                                const std::vector<VariablePtr>& vars) {
+  if (grads.size() != vars.size()) {
+    throw ValueError(name_ + ".apply_gradients: got " + std::to_string(grads.size()) +
+                     " gradients for " + std::to_string(vars.size()) +
+                     " variables; they must pair up one to one");
+  }
+  if (grads.empty()) return;
+
+  // Keep the (gradient, variable) pairs that have a gradient, validated.
+  std::vector<std::pair<Tensor, VariablePtr>> work;
+  std::string missing;
+  for (size_t i = 0; i < vars.size(); ++i) {
+    const VariablePtr& var = vars[i];
+    if (!var) throw ValueError(name_ + ".apply_gradients: variable " + std::to_string(i) + " is null");
+    const Tensor& grad = grads[i];
+    if (!grad.defined()) {
+      missing += (missing.empty() ? "'" : ", '") + var->name() + "'";
+      continue;
+    }
+    if (grad.shape() != var->shape()) {
+      throw ShapeError(name_ + ".apply_gradients: the gradient of variable '" + var->name() +
+                       "' has shape " + grad.shape().to_string() + ", expected the variable's " +
+                       var->shape().to_string());
+    }
+    if (grad.dtype() != var->dtype()) {
+      throw DTypeError(name_ + ".apply_gradients: the gradient of variable '" + var->name() +
+                       "' has dtype " + dtype_name(grad.dtype()) + ", expected the variable's " +
+                       dtype_name(var->dtype()));
+    }
+    work.emplace_back(grad, var);
+  }
+  if (work.empty()) {
+    throw ValueError(name_ + ".apply_gradients: no gradients provided for any variable (all " +
+                     std::to_string(vars.size()) + " are undefined: " + missing + ")");
+  }
+
+  NoGradGuard no_grad;
+  const int64_t step = iteration_count();
+  const double lr = learning_rate_.at(step);
+
+  // Clipping becomes a per-variable gradient multiplier and an elementwise bound, both applied
+  // inside the fused kernel, so the update stays a single pass over each variable.
+  std::vector<double> scales(work.size(), 1.0);
+  if (config_.clipnorm) {
+    const double clip = *config_.clipnorm;
+    for (size_t i = 0; i < work.size(); ++i) {
+      const double n = norm(work[i].first).item<double>();
+      scales[i] = clip / std::max(n, clip);  // NaN norm stays NaN, as Keras
+    }
+  } else if (config_.global_clipnorm) {
+    const double clip = *config_.global_clipnorm;
+    std::vector<Tensor> gs;
+    for (const auto& w : work) gs.push_back(w.first);
+    const double n = global_norm(gs).item<double>();
+    // Keras: a non-finite global norm makes every update NaN rather than silently huge.
+    const double s = std::isfinite(n) ? clip * std::min(1.0 / n, 1.0 / clip)
+                                      : std::numeric_limits<double>::quiet_NaN();
+    std::fill(scales.begin(), scales.end(), s);
+  }
+
+  OptimizerUpdate base = rule();
+  base.learning_rate = float(lr);
+  base.step = step + 1;
+  base.clip_value = config_.clipvalue ? float(*config_.clipvalue) : 0.0f;
+
+  for (size_t i = 0; i < work.size(); ++i) {
+    const VariablePtr& var = work[i].second;
+    Slots& s = slots_for(var);
+    Tensor& storage = var->storage();
+    const Tensor grad = work[i].first.to(storage.device());
+    std::vector<Tensor> slot_storage;
+    slot_storage.reserve(s.slots.size());
+    for (const VariablePtr& slot : s.slots) slot_storage.push_back(slot->storage());
+
+    OptimizerUpdate u = base;
+    u.grad_scale = float(scales[i]);
+    u.weight_decay = decays(*var) ? float(*config_.weight_decay) : 0.0f;
+    backend_for(storage).optimizer_update(u, storage, grad, slot_storage);
+  }
+  iterations_->assign(Tensor::scalar<int64_t>(step + 1));
+}
+
+}  // namespace strata::optimizers

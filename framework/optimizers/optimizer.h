@@ -1,0 +1,96 @@
+// Optimizer: the Keras optimizer base class. Subclasses (SGD, Adam, AdamW, RMSprop, Adagrad) only
+// name their slots and fill in their hyper-parameters; this class does the rest: validation,
+// gradient clipping, the step count, the learning-rate schedule, and one fused backend kernel
+// call per variable (Backend::optimizer_update) that updates the variable and its slots in place.
+//
+// All state lives in Variables made by create_variable(), so a distribution strategy's variable
+// creator sees (and may replace) the step counter and every slot. Variables are always reached
+// through their VariablePtr (var->storage()), never through copies kept here.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "framework/backend/kernel_params.h"
+#include "framework/optimizers/learning_rate_schedule.h"
+#include "framework/optimizers/optimizer_options.h"
+#include "framework/variables/variable.h"
+
+namespace strata::optimizers {
+
+class Optimizer {
+ public:
+  virtual ~Optimizer();
+  Optimizer(const Optimizer&) = delete;
+  Optimizer& operator=(const Optimizer&) = delete;
+
+  // One training step: updates each variable from its gradient and adds 1 to iterations().
+  // Undefined gradients are skipped (their variables are left alone); it is a ValueError when
+  // every gradient is undefined. Gradient shapes must equal their variables' (ShapeError).
+  void apply_gradients(const std::vector<Tensor>& grads, const std::vector<VariablePtr>& vars);
+  void apply_gradients(const std::vector<std::pair<Tensor, VariablePtr>>& grads_and_vars);
+
+  // Creates the slot variables of `vars` now rather than on their first update.
+  void build(const std::vector<VariablePtr>& vars);
+
+  // Keras's exclude_from_weight_decay(var_names=...): variables whose name contains any of
+  // these strings are not decayed.
+  void exclude_from_weight_decay(std::vector<std::string> var_names);
+
+  const std::string& name() const { return name_; }
+  // The number of updates applied so far: an int64 scalar Variable named "<name>/iter".
+  const VariablePtr& iterations() const { return iterations_; }
+  // iterations() read as a number.
+  int64_t iteration_count() const;
+  // The learning rate the next update will use (the schedule evaluated at iterations()).
+  double learning_rate() const;
+  // Replaces the learning rate. Setting a constant on an optimizer created with a schedule is a
+  // ValueError, as in Keras; setting a new schedule is allowed.
+  void set_learning_rate(LearningRate learning_rate);
+  const std::shared_ptr<LearningRateSchedule>& learning_rate_schedule() const {
+    return learning_rate_.schedule();
+  }
+  const OptimizerConfig& config() const { return config_; }
+
+  // iterations() first, then every slot variable in creation order.
+  std::vector<VariablePtr> variables() const;
+  // The slot named `slot` ("m", "v", "momentum", ...) of `var`; null when not created yet.
+  VariablePtr get_slot(const VariablePtr& var, const std::string& slot) const;
+
+ protected:
+  Optimizer(const std::string& class_name, LearningRate learning_rate,
+            const OptimizerConfig& config);
+
+  // The slots a variable needs, in the order Backend::optimizer_update documents.
+  virtual std::vector<std::string> slot_names() const = 0;
+  // The first value of every slot (Adagrad starts its accumulator above zero).
+  virtual double slot_initial_value() const { return 0.0; }
+  // The kind and rule hyper-parameters; the base fills learning rate, step, clipping and decay.
+  virtual OptimizerUpdate rule() const = 0;
+
+  // Hyper-parameter validation helpers for subclasses; messages name the optimizer.
+  void check_in_range(const char* arg, double value, double lo, double hi, bool hi_inclusive) const;
+  void check_non_negative(const char* arg, double value) const;
+
+ private:
+  struct Slots {
+    VariablePtr var;  // kept so its address (the key) cannot be reused by another variable
+    std::vector<VariablePtr> slots;
+  };
+  Slots& slots_for(const VariablePtr& var);
+  bool decays(const Variable& var) const;
+
+  std::string name_;
+  LearningRate learning_rate_;
+  OptimizerConfig config_;
+  std::vector<std::string> no_decay_names_;
+  VariablePtr iterations_;
+  std::unordered_map<const Variable*, Slots> slots_;
+  std::vector<VariablePtr> slot_order_;  // every slot, in creation order
+};
+
+}  // namespace strata::optimizers

@@ -1,0 +1,122 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <strata/strata.h>
+
+#include "support/gradient_check.h"
+
+namespace strata {
+namespace {
+
+using testing::expect_all_close;
+using testing::expect_gradients_match;
+
+struct ActCase {
+  const char* name;
+  std::function<Tensor(const Tensor&)> op;
+  std::function<double(double)> ref;
+};
+
+double sigmoid_ref(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+std::vector<ActCase> cases() {
+  const double selu_alpha = 1.6732632423543772, selu_scale = 1.0507009873554805;
+  return {
+      {"relu", [](const Tensor& x) { return relu(x); }, [](double x) { return x > 0 ? x : 0; }},
+      {"leaky_relu", [](const Tensor& x) { return leaky_relu(x, 0.3f); },
+       [](double x) { return x > 0 ? x : 0.3 * x; }},
+      {"elu", [](const Tensor& x) { return elu(x, 0.7f); },
+       [](double x) { return x > 0 ? x : 0.7 * std::expm1(x); }},
+      {"selu", [](const Tensor& x) { return selu(x); },
+       [=](double x) { return selu_scale * (x > 0 ? x : selu_alpha * std::expm1(x)); }},
+      {"gelu", [](const Tensor& x) { return gelu(x); },
+       [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }},
+      {"gelu_tanh", [](const Tensor& x) { return gelu(x, true); },
+       [](double x) {
+         return 0.5 * x * (1 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+       }},
+      {"sigmoid", [](const Tensor& x) { return sigmoid(x); }, sigmoid_ref},
+      {"tanh", [](const Tensor& x) { return strata::tanh(x); }, [](double x) { return std::tanh(x); }},
+      {"swish", [](const Tensor& x) { return swish(x); }, [](double x) { return x * sigmoid_ref(x); }},
+      {"softplus", [](const Tensor& x) { return softplus(x); },
+       [](double x) { return std::log1p(std::exp(x)); }},
+      {"relu6", [](const Tensor& x) { return relu6(x); },
+       [](double x) { return std::min(std::max(x, 0.0), 6.0); }},
+      {"hard_sigmoid", [](const Tensor& x) { return activation(x, Activation::kHardSigmoid); },
+       [](double x) { return std::min(std::max(x / 6.0 + 0.5, 0.0), 1.0); }},
+      {"linear", [](const Tensor& x) { return activation(x, Activation::kLinear); },
+       [](double x) { return x; }},
+  };
+}
+
+// Values covering every branch, away from kinks (0, 6, +-3) so finite differences are smooth.
+Tensor test_input(const Shape& shape) {
+  std::vector<float> v(size_t(shape.numel()));
+  for (size_t i = 0; i < v.size(); ++i) {
+    float t = -8.0f + 16.0f * float(i) / float(v.size()) + 0.0371f;
+    for (float kink : {0.0f, 6.0f, 3.0f, -3.0f}) {
+      if (std::fabs(t - kink) < 0.05f) t += 0.1f;
+    }
+    v[i] = t;
+  }
+  return Tensor::from_vector(v, shape);
+}
+
+TEST(Activations, ForwardMatchesReference) {
+  // Large enough to take the multi-threaded path too.
+  for (const Shape& shape : {Shape{3, 7}, Shape{300, 257}}) {
+    const Tensor x = test_input(shape);
+    const std::vector<double> xv = x.to_vector<double>();
+    for (const ActCase& c : cases()) {
+      SCOPED_TRACE(c.name);
+      std::vector<double> ref(xv.size());
+      for (size_t i = 0; i < xv.size(); ++i) ref[i] = c.ref(xv[i]);
+      const Tensor y = c.op(x);
+      EXPECT_EQ(y.shape(), shape);
+      expect_all_close(y, Tensor::from_vector(ref, shape).cast(float32), 2e-5, 2e-6);
+    }
+  }
+}
+
+TEST(Activations, Gradients) {
+  const testing::GradCheckOptions opts{1e-2, 2e-2, 2e-3};
+  const Tensor x = test_input({4, 10});
+  for (const ActCase& c : cases()) {
+    auto op = c.op;
+    expect_gradients_match(c.name, [op](const std::vector<Tensor>& in) { return op(in[0]); }, {x},
+                           opts);
+  }
+}
+
+TEST(Activations, FromName) {
+  EXPECT_EQ(activation_from_name("relu"), Activation::kReLU);
+  EXPECT_EQ(activation_from_name("linear"), Activation::kLinear);
+  EXPECT_EQ(activation_from_name("leaky_relu"), Activation::kLeakyReLU);
+  EXPECT_EQ(activation_from_name("elu"), Activation::kELU);
+  EXPECT_EQ(activation_from_name("selu"), Activation::kSELU);
+  EXPECT_EQ(activation_from_name("gelu"), Activation::kGELU);
+  EXPECT_EQ(activation_from_name("sigmoid"), Activation::kSigmoid);
+  EXPECT_EQ(activation_from_name("tanh"), Activation::kTanh);
+  EXPECT_EQ(activation_from_name("swish"), Activation::kSwish);
+  EXPECT_EQ(activation_from_name("silu"), Activation::kSwish);
+  EXPECT_EQ(activation_from_name("softplus"), Activation::kSoftplus);
+  EXPECT_EQ(activation_from_name("relu6"), Activation::kReLU6);
+  EXPECT_EQ(activation_from_name("hard_sigmoid"), Activation::kHardSigmoid);
+  try {
+    activation_from_name("relu7");
+    ADD_FAILURE() << "no exception";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("relu7"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Activations, RejectsIntegerInput) {
+  EXPECT_THROW(relu(zeros({3}, int64)), DTypeError);
+}
+
+}  // namespace
+}  // namespace strata
