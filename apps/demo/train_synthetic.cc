@@ -91,7 +91,7 @@ int main(int argc, char** argv) try {
     // A fresh shuffle each epoch, from the seeded global generator.
     const Tensor perm_keys = random_uniform({n});
     std::vector<float> keys = perm_keys.to_vector<float>();
-    std::vector<int64_t> perm(size_t(n));
+    std::vector<int64_t> perm(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) perm[size_t(i)] = i;
     std::sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) { return keys[size_t(a)] < keys[size_t(b)]; });
     const Tensor perm_t = Tensor::from_vector(perm);

@@ -186,10 +186,9 @@ Tensor transpose(const Tensor& x, std::vector<int> perm) {
   bool valid = int(perm.size()) == r;
   for (int i = 0; valid && i < r; ++i) valid = sorted[size_t(i)] == i;
   if (!valid) {
-    std::string p = "[";
-    for (size_t i = 0; i < perm.size(); ++i) p += (i ? "," : "") + std::to_string(perm[i]);
-    throw ShapeError("transpose: perm " + p + "] is not a permutation of the " + std::to_string(r) +
-                     " axes of shape " + x.shape().to_string());
+    std::vector<int64_t> p(perm.begin(), perm.end());
+    throw ShapeError("transpose: perm " + join(p) + " is not a permutation of the " +
+                     std::to_string(r) + " axes of shape " + x.shape().to_string());
   }
   for (int& p : perm) p = p < 0 ? p + r : p;
   std::vector<int64_t> dims(static_cast<size_t>(r));
