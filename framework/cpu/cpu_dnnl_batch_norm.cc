@@ -75,18 +75,25 @@ memory channel_memory(const BatchNormKey& k, const Tensor& t) {
   return cpu::make_memory(channel_desc(k), t.raw_data());
 }
 
-void check_float32(const Tensor& x, const Tensor& gamma, const char* op) {
-  if (x.dtype() != DType::kFloat32 || gamma.dtype() != DType::kFloat32) {
-    throw DTypeError(std::string(op) + ": the CPU backend supports float32 only, got " +
-                     dtype_name(x.dtype()) + " and " + dtype_name(gamma.dtype()));
-  }
+// y = gamma * (x - mean) / sqrt(variance + epsilon) + beta. Training computes mean and variance
+// from x and writes them; inference reads them.
+void run_forward(const BatchNormKey& key, bool training, const Tensor& x, const Tensor& gamma,
+                 const Tensor& beta, const Tensor& mean, const Tensor& variance, Tensor& y) {
+  auto e = forward_entry(key, training);
+  cpu::execute(e->prim, e->pd,
+               {{DNNL_ARG_SRC, cpu::make_memory(data_desc(key), x.raw_data())},
+                {DNNL_ARG_DST, cpu::make_memory(data_desc(key), y.raw_data())},
+                {DNNL_ARG_SCALE, channel_memory(key, gamma)},
+                {DNNL_ARG_SHIFT, channel_memory(key, beta)},
+                {DNNL_ARG_MEAN, channel_memory(key, mean)},
+                {DNNL_ARG_VARIANCE, channel_memory(key, variance)}});
 }
 
 }  // namespace
 
 void CpuBackend::batch_norm_training(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                                      float epsilon, Tensor& y, Tensor& mean, Tensor& variance) {
-  check_float32(x, gamma, "batch_norm");
+  cpu::check_float32("batch_norm", {x, gamma});
   const BatchNormKey key = make_key(x, 0, epsilon);
   if (key.c == 0) return;
   if (key.n * key.h * key.w == 0) {  // no rows: statistics of nothing
@@ -94,36 +101,22 @@ void CpuBackend::batch_norm_training(const Tensor& x, const Tensor& gamma, const
     fill(variance, 0.0);
     return;
   }
-  auto e = forward_entry(key, /*training=*/true);
-  cpu::execute(e->prim, e->pd,
-               {{DNNL_ARG_SRC, cpu::make_memory(data_desc(key), x.raw_data())},
-                {DNNL_ARG_DST, cpu::make_memory(data_desc(key), y.raw_data())},
-                {DNNL_ARG_SCALE, channel_memory(key, gamma)},
-                {DNNL_ARG_SHIFT, channel_memory(key, beta)},
-                {DNNL_ARG_MEAN, channel_memory(key, mean)},
-                {DNNL_ARG_VARIANCE, channel_memory(key, variance)}});
+  run_forward(key, /*training=*/true, x, gamma, beta, mean, variance, y);
 }
 
 void CpuBackend::batch_norm_inference(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                                       const Tensor& mean, const Tensor& variance, float epsilon,
                                       Tensor& y) {
-  check_float32(x, gamma, "batch_norm_inference");
+  cpu::check_float32("batch_norm_inference", {x, gamma});
   const BatchNormKey key = make_key(x, 1, epsilon);
   if (x.numel() == 0) return;
-  auto e = forward_entry(key, /*training=*/false);
-  cpu::execute(e->prim, e->pd,
-               {{DNNL_ARG_SRC, cpu::make_memory(data_desc(key), x.raw_data())},
-                {DNNL_ARG_DST, cpu::make_memory(data_desc(key), y.raw_data())},
-                {DNNL_ARG_SCALE, channel_memory(key, gamma)},
-                {DNNL_ARG_SHIFT, channel_memory(key, beta)},
-                {DNNL_ARG_MEAN, channel_memory(key, mean)},
-                {DNNL_ARG_VARIANCE, channel_memory(key, variance)}});
+  run_forward(key, /*training=*/false, x, gamma, beta, mean, variance, y);
 }
 
 void CpuBackend::batch_norm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
                                      const Tensor& mean, const Tensor& variance, float epsilon,
                                      Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
-  check_float32(x, gamma, "batch_norm_backward");
+  cpu::check_float32("batch_norm_backward", {x, gamma});
   const BatchNormKey key = make_key(x, 2, epsilon);
   if (key.c == 0) return;
   if (key.n * key.h * key.w == 0) {

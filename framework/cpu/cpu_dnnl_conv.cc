@@ -86,6 +86,19 @@ memory filter_memory(const OptionalReorder& r, const memory::desc& user_md,
   return cpu::make_memory(prim_md, cpu::thread_buffer(cpu::kBufferA, prim_md.get_size()));
 }
 
+// The HWIO filter w as a primitive that reads weights in `prim_md` sees it: w itself, or w
+// reordered into the primitive's layout by `r`.
+memory filter_input(const OptionalReorder& r, const ConvDescs& d, const memory::desc& prim_md,
+                    const Tensor& w) {
+  memory weights = filter_memory(r, d.weights_user, prim_md, w.raw_data());
+  if (r.needed) {
+    cpu::execute(r.prim, r.pd,
+                 {{DNNL_ARG_FROM, cpu::make_memory(d.weights_user, w.raw_data())},
+                  {DNNL_ARG_TO, weights}});
+  }
+  return weights;
+}
+
 // ---- forward ----
 struct ForwardEntry {
   dnnl::convolution_forward::primitive_desc pd;
@@ -154,29 +167,16 @@ BackwardFilterEntry make_backward_filter(const ConvKey& k) {
                              make_reorder(pd.diff_weights_desc(), d.weights_user)};
 }
 
-void check_float32(const Tensor& a, const Tensor& b, const char* op) {
-  if (a.dtype() != DType::kFloat32 || b.dtype() != DType::kFloat32) {
-    throw DTypeError(std::string(op) + ": the CPU backend supports float32 only, got " +
-                     dtype_name(a.dtype()) + " and " + dtype_name(b.dtype()));
-  }
-}
-
 }  // namespace
 
 void CpuBackend::conv2d_forward(const Tensor& x, const Tensor& w, const Conv2DParams& p,
                                 Tensor& y) {
-  check_float32(x, w, "conv2d");
+  cpu::check_float32("conv2d", {x, w});
   if (y.numel() == 0) return;
   if (x.numel() == 0 || w.numel() == 0) return fill(y, 0.0);
   const ConvKey key = make_conv_key(x, y, w.dim(0), w.dim(1), p);
   auto e = forward_cache().get(key, [&] { return make_forward(key); });
-  memory weights = filter_memory(e->weights_in, e->d.weights_user, e->pd.weights_desc(),
-                                 w.raw_data());
-  if (e->weights_in.needed) {
-    cpu::execute(e->weights_in.prim, e->weights_in.pd,
-                 {{DNNL_ARG_FROM, cpu::make_memory(e->d.weights_user, w.raw_data())},
-                  {DNNL_ARG_TO, weights}});
-  }
+  const memory weights = filter_input(e->weights_in, e->d, e->pd.weights_desc(), w);
   cpu::execute(e->prim, e->pd,
                {{DNNL_ARG_SRC, cpu::make_memory(e->d.src, x.raw_data())},
                 {DNNL_ARG_WEIGHTS, weights},
@@ -185,18 +185,12 @@ void CpuBackend::conv2d_forward(const Tensor& x, const Tensor& w, const Conv2DPa
 
 void CpuBackend::conv2d_backward_data(const Tensor& dy, const Tensor& w, const Conv2DParams& p,
                                       Tensor& dx) {
-  check_float32(dy, w, "conv2d_backward_data");
+  cpu::check_float32("conv2d_backward_data", {dy, w});
   if (dx.numel() == 0) return;
   if (dy.numel() == 0 || w.numel() == 0) return fill(dx, 0.0);
   const ConvKey key = make_conv_key(dx, dy, w.dim(0), w.dim(1), p);
   auto e = backward_data_cache().get(key, [&] { return make_backward_data(key); });
-  memory weights = filter_memory(e->weights_in, e->d.weights_user, e->pd.weights_desc(),
-                                 w.raw_data());
-  if (e->weights_in.needed) {
-    cpu::execute(e->weights_in.prim, e->weights_in.pd,
-                 {{DNNL_ARG_FROM, cpu::make_memory(e->d.weights_user, w.raw_data())},
-                  {DNNL_ARG_TO, weights}});
-  }
+  const memory weights = filter_input(e->weights_in, e->d, e->pd.weights_desc(), w);
   cpu::execute(e->prim, e->pd,
                {{DNNL_ARG_DIFF_DST, cpu::make_memory(e->d.dst, dy.raw_data())},
                 {DNNL_ARG_WEIGHTS, weights},
@@ -205,7 +199,7 @@ void CpuBackend::conv2d_backward_data(const Tensor& dy, const Tensor& w, const C
 
 void CpuBackend::conv2d_backward_filter(const Tensor& x, const Tensor& dy, const Conv2DParams& p,
                                         Tensor& dw) {
-  check_float32(x, dy, "conv2d_backward_filter");
+  cpu::check_float32("conv2d_backward_filter", {x, dy});
   if (dw.numel() == 0) return;
   if (x.numel() == 0 || dy.numel() == 0) return fill(dw, 0.0);
   const ConvKey key = make_conv_key(x, dy, dw.dim(0), dw.dim(1), p);

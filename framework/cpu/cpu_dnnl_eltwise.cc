@@ -89,17 +89,10 @@ void map_elements(int64_t n, Fn fn) {
   });
 }
 
-void check_float32(const Tensor& x, const char* op) {
-  if (x.dtype() != DType::kFloat32) {
-    throw DTypeError(std::string(op) + ": the CPU backend supports float32 only, got " +
-                     dtype_name(x.dtype()));
-  }
-}
-
 }  // namespace
 
 void CpuBackend::activation_forward(Activation act, const Tensor& x, float alpha, Tensor& y) {
-  check_float32(x, "activation");
+  cpu::check_float32("activation", {x});
   const int64_t n = x.numel();
   if (n == 0) return;
   const float* px = x.data<float>();
@@ -133,7 +126,7 @@ void CpuBackend::activation_forward(Activation act, const Tensor& x, float alpha
 
 void CpuBackend::activation_backward(Activation act, const Tensor& x, const Tensor& y,
                                      const Tensor& dy, float alpha, Tensor& dx) {
-  check_float32(x, "activation_backward");
+  cpu::check_float32("activation_backward", {x});
   const int64_t n = x.numel();
   if (n == 0) return;
   const float* px = x.data<float>();

@@ -51,10 +51,7 @@ MatmulEntry make_matmul(const MatmulKey& k) {
 
 void CpuBackend::matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose_b,
                         Tensor& out) {
-  if (a.dtype() != DType::kFloat32 || b.dtype() != DType::kFloat32) {
-    throw DTypeError(std::string("matmul: the CPU backend supports float32 only, got ") +
-                     dtype_name(a.dtype()) + " and " + dtype_name(b.dtype()));
-  }
+  cpu::check_float32("matmul", {a, b});
   const int ra = a.rank();
   const int64_t m = transpose_a ? a.dim(ra - 1) : a.dim(ra - 2);
   const int64_t k = transpose_a ? a.dim(ra - 2) : a.dim(ra - 1);

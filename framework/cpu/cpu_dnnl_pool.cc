@@ -57,18 +57,11 @@ cpu::PrimitiveCache<PoolKey, BackwardEntry>& backward_cache() {
   return cache;
 }
 
-void check_float32(const Tensor& x, const char* op) {
-  if (x.dtype() != DType::kFloat32) {
-    throw DTypeError(std::string(op) + ": the CPU backend supports float32 only, got " +
-                     dtype_name(x.dtype()));
-  }
-}
-
 }  // namespace
 
 Tensor CpuBackend::pool2d_forward(PoolKind kind, const Tensor& x, const Pool2DParams& p,
                                   Tensor& y) {
-  check_float32(x, "pool2d");
+  cpu::check_float32("pool2d", {x});
   if (y.numel() == 0) return Tensor();
   const PoolKey key = make_pool_key(kind, x, y, p);
   auto e = forward_cache().get(key, [&] {
@@ -89,7 +82,7 @@ Tensor CpuBackend::pool2d_forward(PoolKind kind, const Tensor& x, const Pool2DPa
 
 void CpuBackend::pool2d_backward(PoolKind kind, const Tensor& x, const Tensor& y, const Tensor& dy,
                                  const Tensor& workspace, const Pool2DParams& p, Tensor& dx) {
-  check_float32(dy, "pool2d_backward");
+  cpu::check_float32("pool2d_backward", {dy});
   if (dx.numel() == 0) return;
   if (dy.numel() == 0) return fill(dx, 0.0);
   const PoolKey key = make_pool_key(kind, dx, dy, p);

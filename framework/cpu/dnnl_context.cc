@@ -3,10 +3,24 @@
 #include <algorithm>
 #include <cstdlib>
 #include <new>
+#include <string>
 
 #include "framework/cpu/parallel.h"
 
 namespace strata::cpu {
+
+void check_float32(const char* op,
+                   std::initializer_list<std::reference_wrapper<const Tensor>> tensors) {
+  bool all_float32 = true;
+  std::string got;
+  for (const Tensor& t : tensors) {
+    all_float32 = all_float32 && t.dtype() == DType::kFloat32;
+    got += std::string(got.empty() ? "" : " and ") + dtype_name(t.dtype());
+  }
+  if (!all_float32) {
+    throw DTypeError(std::string(op) + ": the CPU backend supports float32 only, got " + got);
+  }
+}
 
 const dnnl::engine& dnnl_engine() {
   static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);

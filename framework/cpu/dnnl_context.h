@@ -15,13 +15,21 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <string_view>
 #include <type_traits>
 #include <unordered_map>
 
+#include "framework/core/tensor.h"
+
 namespace strata::cpu {
+
+// The oneDNN kernels here are built for float32 only: DTypeError "<op>: the CPU backend supports
+// float32 only, got <each tensor's dtype, joined by " and ">" unless every tensor is float32.
+void check_float32(const char* op,
+                   std::initializer_list<std::reference_wrapper<const Tensor>> tensors);
 
 // The process-wide CPU engine (engine kind cpu, index 0).
 const dnnl::engine& dnnl_engine();

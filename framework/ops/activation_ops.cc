@@ -5,14 +5,12 @@
 #include "framework/autograd/node.h"
 #include "framework/backend/backend.h"
 #include "framework/ops/nn_ops.h"
+#include "framework/ops/op_checks.h"
 
 namespace strata {
 
 Tensor activation(const Tensor& x, Activation act, float alpha) {
-  if (!is_floating(x.dtype())) {
-    throw DTypeError(std::string("activation: expected a floating tensor, got ") +
-                     dtype_name(x.dtype()) + " for " + x.shape().to_string());
-  }
+  ops_detail::require_floating(x, "activation");
   if (act == Activation::kLinear) return x;  // Keras' "linear" is the identity
   Tensor y = Tensor::empty(x.shape(), x.dtype(), x.device());
   backend_for(x).activation_forward(act, x, alpha, y);

@@ -8,9 +8,12 @@
 #include "framework/backend/backend.h"
 #include "framework/ops/math_ops.h"
 #include "framework/ops/nn_ops.h"
+#include "framework/ops/op_checks.h"
 
 namespace strata {
 namespace {
+
+using namespace ops_detail;
 
 // Validates x [..., C] and per-channel parameters of shape [C].
 void check_batch_norm_args(const char* op, const Tensor& x, float epsilon,
@@ -19,10 +22,7 @@ void check_batch_norm_args(const char* op, const Tensor& x, float epsilon,
     throw ShapeError(std::string(op) + ": expected x of rank >= 1 (channels last), got " +
                      x.shape().to_string());
   }
-  if (x.dtype() != DType::kFloat32) {
-    throw DTypeError(std::string(op) + ": expected float32 x, got " + dtype_name(x.dtype()) +
-                     " for " + x.shape().to_string());
-  }
+  require_float32(x, op);
   if (!(epsilon >= 0.0f)) {
     throw ValueError(std::string(op) + ": epsilon must be >= 0, got " + std::to_string(epsilon));
   }
@@ -37,10 +37,7 @@ void check_batch_norm_args(const char* op, const Tensor& x, float epsilon,
       throw DTypeError(std::string(op) + ": " + name + " must be " + dtype_name(x.dtype()) +
                        ", got " + dtype_name(t->dtype()));
     }
-    if (t->device() != x.device()) {
-      throw DeviceError(std::string(op) + ": " + name + " is on " + t->device().to_string() +
-                        " but x is on " + x.device().to_string());
-    }
+    check_same_device(*t, x, op, std::string(name) + " and x");
   }
 }
 

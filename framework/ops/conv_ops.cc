@@ -9,9 +9,12 @@
 #include "framework/autograd/node.h"
 #include "framework/backend/backend.h"
 #include "framework/ops/nn_ops.h"
+#include "framework/ops/op_checks.h"
 
 namespace strata {
 namespace {
+
+using namespace ops_detail;
 
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -33,10 +36,7 @@ void check_float32_nhwc(const Tensor& x, const char* op) {
     throw ShapeError(std::string(op) + ": expected x of rank 4 (NHWC), got " +
                      x.shape().to_string());
   }
-  if (x.dtype() != DType::kFloat32) {
-    throw DTypeError(std::string(op) + ": expected float32 x, got " + dtype_name(x.dtype()) +
-                     " for " + x.shape().to_string());
-  }
+  require_float32(x, op);
 }
 
 // Output shape and padding of a 2-D window op on x.
@@ -51,6 +51,18 @@ Geometry2D window_geometry(const Tensor& x, int kh, int kw, std::pair<int, int> 
                     conv_geometry(x.dim(2), kw, strides.second, dilation.second, padding, op)};
 }
 
+// The strides and padding every window op's kernel parameters share (Conv2DParams,
+// Pool2DParams).
+template <typename Params>
+void set_strides_and_padding(Params& p, std::pair<int, int> strides, const Geometry2D& g) {
+  p.stride_h = strides.first;
+  p.stride_w = strides.second;
+  p.pad_top = g.h.pad_before;
+  p.pad_bottom = g.h.pad_after;
+  p.pad_left = g.w.pad_before;
+  p.pad_right = g.w.pad_after;
+}
+
 Tensor pool2d(PoolKind kind, const char* op, const Tensor& x, std::pair<int, int> pool_size,
               std::pair<int, int> strides, const std::string& padding) {
   check_float32_nhwc(x, op);
@@ -61,12 +73,7 @@ Tensor pool2d(PoolKind kind, const char* op, const Tensor& x, std::pair<int, int
   Pool2DParams p;
   p.window_h = pool_size.first;
   p.window_w = pool_size.second;
-  p.stride_h = strides.first;
-  p.stride_w = strides.second;
-  p.pad_top = g.h.pad_before;
-  p.pad_bottom = g.h.pad_after;
-  p.pad_left = g.w.pad_before;
-  p.pad_right = g.w.pad_after;
+  set_strides_and_padding(p, strides, g);
 
   Tensor y = Tensor::empty(Shape{x.dim(0), g.h.out, g.w.out, x.dim(3)}, x.dtype(), x.device());
   Tensor workspace = backend_for(x).pool2d_forward(kind, x, p, y);
@@ -126,10 +133,7 @@ Tensor conv2d(const Tensor& x, const Tensor& filters, std::pair<int, int> stride
                      dtype_name(x.dtype()) + " and " + dtype_name(filters.dtype()) + " for x " +
                      both);
   }
-  if (x.device() != filters.device()) {
-    throw DeviceError("conv2d: x and filters are on different devices: " +
-                      x.device().to_string() + " and " + filters.device().to_string());
-  }
+  check_same_device(x, filters, op, "x and filters");
   check_positive(strides, "strides", op);
   check_positive(dilation, "dilation_rate", op);
   if (groups < 1) throw ValueError("conv2d: groups must be positive, got " + std::to_string(groups));
@@ -149,14 +153,9 @@ Tensor conv2d(const Tensor& x, const Tensor& filters, std::pair<int, int> stride
   const Geometry2D g = window_geometry(x, int(filters.dim(0)), int(filters.dim(1)), strides,
                                        dilation, padding, op);
   Conv2DParams p;
-  p.stride_h = strides.first;
-  p.stride_w = strides.second;
+  set_strides_and_padding(p, strides, g);
   p.dilation_h = dilation.first;
   p.dilation_w = dilation.second;
-  p.pad_top = g.h.pad_before;
-  p.pad_bottom = g.h.pad_after;
-  p.pad_left = g.w.pad_before;
-  p.pad_right = g.w.pad_after;
   p.groups = groups;
 
   Tensor y = Tensor::empty(Shape{x.dim(0), g.h.out, g.w.out, o}, x.dtype(), x.device());

@@ -7,14 +7,13 @@
 #include "framework/backend/backend.h"
 #include "framework/core/random.h"
 #include "framework/ops/nn_ops.h"
+#include "framework/ops/op_checks.h"
 
 namespace strata {
 
 Tensor dropout(const Tensor& x, float rate, int64_t seed) {
-  if (!x.defined()) throw ValueError("dropout: got an undefined tensor");
-  if (!is_floating(x.dtype())) {
-    throw DTypeError(std::string("dropout: expected a floating dtype, got ") + dtype_name(x.dtype()));
-  }
+  ops_detail::check_defined(x, "dropout");
+  ops_detail::require_floating(x, "dropout");
   if (!(rate >= 0.0f && rate < 1.0f)) {
     throw ValueError("dropout: rate must be in [0, 1), got " + std::to_string(rate));
   }

@@ -6,25 +6,21 @@
 #include "framework/ops/creation.h"
 #include "framework/ops/math_ops.h"
 #include "framework/ops/nn_ops.h"
+#include "framework/ops/op_checks.h"
 
 namespace strata {
 
+using namespace ops_detail;
+
 Tensor embedding_lookup(const Tensor& params, const Tensor& ids) {
-  if (!params.defined() || !ids.defined()) {
-    throw ValueError("embedding_lookup: got an undefined tensor");
-  }
-  if (params.device() != ids.device()) {
-    throw DeviceError("embedding_lookup: params on " + params.device().to_string() +
-                      " but ids on " + ids.device().to_string());
-  }
+  check_defined(params, "embedding_lookup");
+  check_defined(ids, "embedding_lookup");
+  check_same_device(params, ids, "embedding_lookup", "params and ids");
   if (params.rank() != 2) {
     throw ShapeError("embedding_lookup: params must be [vocab, dim], got shape " +
                      params.shape().to_string());
   }
-  if (ids.dtype() != DType::kInt32 && ids.dtype() != DType::kInt64) {
-    throw DTypeError(std::string("embedding_lookup: ids must be int32 or int64, got ") +
-                     dtype_name(ids.dtype()));
-  }
+  check_index_dtype(ids, "embedding_lookup", "ids");
   const int64_t vocab = params.shape()[0];
   const std::vector<int64_t> values = ids.to_vector<int64_t>();
   for (size_t j = 0; j < values.size(); ++j) {
@@ -53,20 +49,15 @@ Tensor embedding_lookup(const Tensor& params, const Tensor& ids) {
 }
 
 Tensor bias_add(const Tensor& x, const Tensor& bias) {
-  if (!x.defined() || !bias.defined()) throw ValueError("bias_add: got an undefined tensor");
+  check_defined(x, "bias_add");
+  check_defined(bias, "bias_add");
   if (bias.rank() != 1 || x.rank() < 1 || x.shape()[x.rank() - 1] != bias.shape()[0]) {
     throw ShapeError("bias_add: bias must be 1-D with the size of x's last axis; got x " +
                      x.shape().to_string() + " and bias " + bias.shape().to_string());
   }
-  if (x.dtype() != bias.dtype()) {
-    throw DTypeError(std::string("bias_add: dtypes differ: ") + dtype_name(x.dtype()) + " vs " +
-                     dtype_name(bias.dtype()) + "; cast one operand");
-  }
-  if (x.device() != bias.device()) {
-    throw DeviceError("bias_add: x on " + x.device().to_string() + " but bias on " +
-                      bias.device().to_string());
-  }
-  if (x.dtype() == DType::kBool) throw DTypeError("bias_add: not defined for bool tensors");
+  check_same_dtype(x, bias, "bias_add");
+  check_same_device(x, bias, "bias_add", "x and bias");
+  require_numeric(x, "bias_add");
   Tensor out = Tensor::empty(x.shape(), x.dtype(), x.device());
   backend_for(x).binary(BinaryOp::kAdd, x, bias, out);
   autograd::record(out, "bias_add", {x, bias},

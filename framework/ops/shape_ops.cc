@@ -11,22 +11,14 @@
 #include "framework/backend/backend.h"
 #include "framework/ops/creation.h"
 #include "framework/ops/math_ops.h"
+#include "framework/ops/op_checks.h"
+#include "framework/ops/op_util.h"
 
 namespace strata {
 namespace {
 
+using namespace ops_detail;
 using autograd::NeedsGrad;
-
-void check_defined(const Tensor& t, const char* op) {
-  if (!t.defined()) throw ValueError(std::string(op) + ": got an undefined tensor");
-}
-
-void check_same_device(const Tensor& a, const Tensor& b, const char* op) {
-  if (a.device() != b.device()) {
-    throw DeviceError(std::string(op) + ": tensors are on different devices: " +
-                      a.device().to_string() + " and " + b.device().to_string());
-  }
-}
 
 std::string join(const std::vector<int64_t>& v) {
   std::string s = "[";
@@ -34,36 +26,19 @@ std::string join(const std::vector<int64_t>& v) {
   return s + "]";
 }
 
-// A view of x's memory with another shape (same element count), cut from the graph.
-Tensor make_view(const Tensor& x, const Shape& shape) {
-  auto impl = std::make_shared<TensorImpl>(*x.impl());
-  impl->shape = shape;
-  impl->grad_node = nullptr;
-  return Tensor(std::move(impl));
-}
-
 // Records a view's gradient: reshape the incoming gradient back to x's shape.
 Tensor recorded_view(const Tensor& x, const Shape& shape, const char* name) {
-  Tensor out = make_view(x, shape);
+  Tensor out = detached_view(x, shape);
   autograd::record(out, name, {x}, [xs = x.shape()](const Tensor& g, const NeedsGrad&) {
     return std::vector<Tensor>{reshape(g, xs)};
   });
   return out;
 }
 
-void check_index_dtype(const Tensor& indices, const char* op) {
-  if (indices.dtype() != DType::kInt32 && indices.dtype() != DType::kInt64) {
-    throw DTypeError(std::string(op) + ": indices must be int32 or int64, got " +
-                     dtype_name(indices.dtype()));
-  }
-}
-
 // Integers a pad / fill value must fit so that writing it is well defined.
 void check_value_fits(double value, DType dtype, const char* op) {
   if (!is_integral(dtype)) return;
-  double lo = -9223372036854775808.0, hi = 9223372036854774784.0;
-  if (dtype == DType::kInt32) { lo = -2147483648.0; hi = 2147483647.0; }
-  if (dtype == DType::kUInt8) { lo = 0; hi = 255; }
+  const auto [lo, hi] = integral_range(dtype);
   if (!(value >= lo && value <= hi)) {
     throw ValueError(std::string(op) + ": value " + std::to_string(value) + " does not fit dtype " +
                      dtype_name(dtype));

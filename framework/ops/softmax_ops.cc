@@ -4,15 +4,14 @@
 #include "framework/autograd/node.h"
 #include "framework/backend/backend.h"
 #include "framework/ops/nn_ops.h"
+#include "framework/ops/op_checks.h"
 
 namespace strata {
 namespace {
 
 Tensor softmax_impl(const Tensor& x, int axis, bool log, const char* name) {
-  if (!x.defined()) throw ValueError(std::string(name) + ": got an undefined tensor");
-  if (!is_floating(x.dtype())) {
-    throw DTypeError(std::string(name) + ": expected a floating dtype, got " + dtype_name(x.dtype()));
-  }
+  ops_detail::check_defined(x, name);
+  ops_detail::require_floating(x, name);
   const int a = normalize_axis(axis, x.rank(), name);
   Tensor y = Tensor::empty(x.shape(), x.dtype(), x.device());
   backend_for(x).softmax(x, a, log, y);

@@ -11,6 +11,8 @@ function(run)
 endfunction()
 run(${CMAKE_COMMAND} --install ${STRATA_BUILD_DIR} --prefix ${WORK_DIR}/prefix)
 run(${CMAKE_COMMAND} -S ${DOWNSTREAM_SOURCE_DIR} -B ${WORK_DIR}/build -G Ninja
-    -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix)
+    -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix
+    # A sanitizer build of Strata needs the sanitizer runtime in the downstream link too.
+    "-DCMAKE_CXX_FLAGS=${DOWNSTREAM_CXX_FLAGS}")
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
 run(${WORK_DIR}/build/downstream_app)

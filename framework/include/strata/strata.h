@@ -4,15 +4,19 @@
 //   using namespace strata;
 //
 //   set_random_seed(42);
-//   Tensor x = random_normal({256, 8}), y = reduce_sum(x, {1}, /*keepdims=*/true);
-//   auto model = Sequential({std::make_shared<Dense>(16, "relu"), std::make_shared<Dense>(1)});
-//   auto opt = optimizers::Adam(1e-2);
+//   Tensor x = random_normal({256, 8});
+//   Tensor y = reduce_sum(x, {1}, /*keepdims=*/true);
+//
+//   Sequential model({std::make_shared<Dense>(16, "relu"), std::make_shared<Dense>(1)});
+//   optimizers::Adam optimizer(1e-2);
+//   losses::MeanSquaredError mse;
 //   for (int step = 0; step < 200; ++step) {
 //     GradientTape tape;
-//     Tensor loss = losses::mean_squared_error(y, model(x));
-//     opt.apply_gradients(tape.gradient(loss, model.trainable_variables()),
-//                         model.trainable_variables());
+//     Tensor loss = mse(y, model(x, /*training=*/true));
+//     auto vars = model.trainable_variables();
+//     optimizer.apply_gradients(tape.gradient(loss, vars), vars);
 //   }
+//   std::cout << model(x).slice(0, 3) << "\n";   // prints like numpy
 //
 // The umbrella header: includes the whole public API.
 #pragma once

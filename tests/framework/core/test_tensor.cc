@@ -140,14 +140,6 @@ TEST(Random, GlobalSeedReproducesSequence) {
   EXPECT_EQ(random_uniform({4}).to_vector<float>(), c1.to_vector<float>());
 }
 
-TEST(Threads, SetAndGet) {
-  set_num_threads(1);
-  EXPECT_EQ(get_num_threads(), 1);
-  set_num_threads(2);
-  EXPECT_EQ(get_num_threads(), 2);
-  EXPECT_THROW(set_num_threads(0), ValueError);
-}
-
 TEST(Device, NamesParse) {
   EXPECT_EQ(Device::parse("/cpu:0"), Device::cpu());
   EXPECT_EQ(Device::parse("GPU:1"), Device::gpu(1));

@@ -7,12 +7,14 @@
 #include <strata/strata.h>
 
 #include "support/gradient_check.h"
+#include "support/test_helpers.h"
 
 namespace strata {
 namespace {
 
 using testing::expect_all_close;
 using testing::expect_gradients_match;
+using testing::expect_error;
 
 struct ConvCase {
   int64_t n, h, w, c, kh, kw, o;
@@ -232,20 +234,6 @@ TEST(Conv2D, GeometryFollowsTensorFlow) {
   EXPECT_THROW(conv_geometry(2, 3, 1, 1, "valid", "t"), ShapeError);
   EXPECT_THROW(conv_geometry(5, 3, 1, 1, "full", "t"), ValueError);
   EXPECT_THROW(conv_geometry(5, 3, 0, 1, "same", "t"), ValueError);
-}
-
-template <typename E, typename Fn>
-void expect_error(Fn fn, const std::vector<std::string>& parts) {
-  try {
-    fn();
-    ADD_FAILURE() << "no exception";
-  } catch (const E& e) {
-    for (const std::string& p : parts) {
-      EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what() << " lacks " << p;
-    }
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "wrong exception type: " << e.what();
-  }
 }
 
 TEST(Conv2D, Errors) {

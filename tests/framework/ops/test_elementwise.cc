@@ -5,26 +5,15 @@
 #include <limits>
 
 #include "support/gradient_check.h"
+#include "support/test_helpers.h"
 
 namespace strata {
 namespace {
 
 using testing::expect_gradients_match;
-
-std::vector<double> values(const Tensor& t) { return t.to_vector<double>(); }
-
-Tensor f64(std::vector<double> v, Shape s) { return Tensor::from_vector(v, s); }
-
-// Runs `f` and checks it throws E whose message contains every one of `parts`.
-template <typename E, typename F>
-void expect_error(F&& f, std::initializer_list<const char*> parts) {
-  try {
-    f();
-    ADD_FAILURE() << "expected an exception";
-  } catch (const E& e) {
-    for (const char* p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
-  }
-}
+using testing::expect_error;
+using testing::f64;
+using testing::values;
 
 TEST(Elementwise, AddSameShape) {
   const Tensor a = tensor({1.f, 2.f, 3.f, 4.f}, {2, 2});

@@ -7,25 +7,15 @@
 #include <limits>
 
 #include "support/gradient_check.h"
+#include "support/test_helpers.h"
 
 namespace strata {
 namespace {
 
 using testing::expect_gradients_match;
-
-std::vector<double> values(const Tensor& t) { return t.to_vector<double>(); }
-
-Tensor f64(std::vector<double> v, Shape s) { return Tensor::from_vector(v, s); }
-
-template <typename E, typename F>
-void expect_error(F&& f, std::initializer_list<const char*> parts) {
-  try {
-    f();
-    ADD_FAILURE() << "expected an exception";
-  } catch (const E& e) {
-    for (const char* p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
-  }
-}
+using testing::expect_error;
+using testing::f64;
+using testing::values;
 
 // Reference reduction in double over `axes` of a [2,3,4] tensor with values 0..23.
 std::vector<double> reference_sum(const std::vector<double>& x, const Shape& s, std::vector<int> axes) {

@@ -3,23 +3,14 @@
 #include <gtest/gtest.h>
 
 #include "support/gradient_check.h"
+#include "support/test_helpers.h"
 
 namespace strata {
 namespace {
 
 using testing::expect_gradients_match;
-
-std::vector<double> values(const Tensor& t) { return t.to_vector<double>(); }
-
-template <typename E, typename F>
-void expect_error(F&& f, std::initializer_list<const char*> parts) {
-  try {
-    f();
-    ADD_FAILURE() << "expected an exception";
-  } catch (const E& e) {
-    for (const char* p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
-  }
-}
+using testing::expect_error;
+using testing::values;
 
 Tensor iota(const Shape& s, DType dt = float64) {
   return arange(0, double(s.numel()), 1, dt).reshape(s);

@@ -4,23 +4,14 @@
 #include <cmath>
 
 #include "support/gradient_check.h"
+#include "support/test_helpers.h"
 
 namespace strata {
 namespace {
 
 using testing::expect_gradients_match;
-
-std::vector<double> values(const Tensor& t) { return t.to_vector<double>(); }
-
-template <typename E, typename F>
-void expect_error(F&& f, std::initializer_list<const char*> parts) {
-  try {
-    f();
-    ADD_FAILURE() << "expected an exception";
-  } catch (const E& e) {
-    for (const char* p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
-  }
-}
+using testing::expect_error;
+using testing::values;
 
 TEST(Softmax, ValuesAndStability) {
   const Tensor x = tensor({1.0, 2.0, 3.0, 1000.0, 1001.0, 1002.0}, {2, 3});
