@@ -40,10 +40,11 @@ struct FloatFormatter {
     return s;  // keeps the '.'
   }
   std::string sci(double v) const {
-    std::string s = shortest(v, "%.*e");
-    if (s.find('.') == std::string::npos) s.insert(s.find('e'), ".");
+    const std::string s = shortest(v, "%.*e");
     const size_t e = s.find('e');
-    std::string mant = s.substr(0, e), ex = s.substr(e);
+    std::string mant = s.substr(0, e);
+    const std::string ex = s.substr(e);
+    if (mant.find('.') == std::string::npos) mant += '.';
     while (!mant.empty() && mant.back() == '0') mant.pop_back();
     return mant + ex;
   }
