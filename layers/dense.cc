@@ -5,16 +5,18 @@
 namespace strata {
 
 Dense::Dense(int64_t units, const std::string& activation)
-    : Dense(units, DenseOptions().set_activation(activation)) {}
+    : Dense(units, DenseOptions().activation(activation)) {}
 
 Dense::Dense(int64_t units, const DenseOptions& options)
-    : Layer("dense", options.name),
+    : Layer("dense", options.name_),
       units_(units),
       options_(options),
-      activation_(activation_from_name(options.activation)) {
+      activation_(options.activation_ == "linear" ? nullptr : layer_utils::activation_fn(options.activation_)) {
   if (units <= 0) {
     throw ValueError("Dense: units must be a positive integer, got " + std::to_string(units));
   }
+  if (!options_.kernel_initializer_) options_.kernel_initializer_ = initializers::glorot_uniform();
+  if (!options_.bias_initializer_) options_.bias_initializer_ = initializers::zeros();
 }
 
 void Dense::build(const Shape& input_shape) {
@@ -23,14 +25,13 @@ void Dense::build(const Shape& input_shape) {
                      input_shape.to_string());
   }
   const int64_t in = input_shape[input_shape.rank() - 1];
-  WeightOptions k;
-  k.initializer = options_.kernel_initializer ? options_.kernel_initializer
-                                              : initializers::glorot_uniform();
-  kernel_ = add_weight("kernel", Shape{in, units_}, k);
-  if (options_.use_bias) {
-    WeightOptions b;
-    b.initializer = options_.bias_initializer ? options_.bias_initializer : initializers::zeros();
-    bias_ = add_weight("bias", Shape{units_}, b);
+  kernel_ = add_weight("kernel", Shape{in, units_},
+                       {.initializer = options_.kernel_initializer_,
+                        .regularizer = options_.kernel_regularizer_});
+  if (options_.use_bias_) {
+    bias_ = add_weight("bias", Shape{units_},
+                       {.initializer = options_.bias_initializer_,
+                        .regularizer = options_.bias_regularizer_});
   }
 }
 
@@ -42,7 +43,33 @@ Tensor Dense::call(const Tensor& x, bool) {
   }
   Tensor y = matmul(x, kernel_->value());
   if (bias_) y = bias_add(y, bias_->value());
-  return activation_ == Activation::kLinear ? y : activation(y, activation_);
+  return activation_ ? activation_(y) : y;
+}
+
+Json Dense::get_config() const {
+  Json c = Layer::get_config();
+  c.set("units", units_);
+  c.set("activation", options_.activation_);
+  c.set("use_bias", options_.use_bias_);
+  c.set("kernel_initializer", options_.kernel_initializer_.to_json());
+  c.set("bias_initializer", options_.bias_initializer_.to_json());
+  c.set("kernel_regularizer", options_.kernel_regularizer_ ? options_.kernel_regularizer_.to_json() : Json());
+  c.set("bias_regularizer", options_.bias_regularizer_ ? options_.bias_regularizer_.to_json() : Json());
+  return c;
+}
+
+std::shared_ptr<Layer> Dense::from_config(const Json& c) {
+  DenseOptions o;
+  o.name(c.get("name", "").as_string())
+      .activation(c.get("activation", "linear").as_string())
+      .use_bias(c.get("use_bias", true).as_bool());
+  if (c.contains("kernel_initializer")) o.kernel_initializer(initializers::from_json(c.at("kernel_initializer")));
+  if (c.contains("bias_initializer")) o.bias_initializer(initializers::from_json(c.at("bias_initializer")));
+  o.kernel_regularizer(regularizers::from_json(c.get("kernel_regularizer", Json())));
+  o.bias_regularizer(regularizers::from_json(c.get("bias_regularizer", Json())));
+  auto layer = std::make_shared<Dense>(c.at("units").as_int(), o);
+  if (!c.get("trainable", true).as_bool()) layer->set_trainable(false);
+  return layer;
 }
 
 }  // namespace strata

@@ -1,31 +1,41 @@
 // Dense: output = activation(input @ kernel + bias), kernel [in, units], like keras.layers.Dense.
+//
+//   auto d = std::make_shared<Dense>(64, DenseOptions().activation("relu")
+//                                          .kernel_regularizer(regularizers::l2(1e-4)));
 #pragma once
 
 #include <string>
 
-#include "framework/backend/kernel_params.h"
 #include "framework/model/layer.h"
+#include "layers/layer_utils.h"
 
 namespace strata {
 
 struct DenseOptions {
-  std::string activation = "linear";
-  bool use_bias = true;
-  InitializerFn kernel_initializer;  // glorot_uniform
-  InitializerFn bias_initializer;    // zeros
-  std::string name;
+  std::string activation_ = "linear";
+  bool use_bias_ = true;
+  Initializer kernel_initializer_;  // glorot_uniform
+  Initializer bias_initializer_;    // zeros
+  Regularizer kernel_regularizer_, bias_regularizer_;
+  std::string name_;
 
-  DenseOptions& set_activation(std::string a) { activation = std::move(a); return *this; }
-  DenseOptions& set_use_bias(bool b) { use_bias = b; return *this; }
-  DenseOptions& set_kernel_initializer(InitializerFn f) { kernel_initializer = std::move(f); return *this; }
-  DenseOptions& set_bias_initializer(InitializerFn f) { bias_initializer = std::move(f); return *this; }
-  DenseOptions& set_name(std::string n) { name = std::move(n); return *this; }
+  DenseOptions& activation(std::string a) { activation_ = std::move(a); return *this; }
+  DenseOptions& use_bias(bool b) { use_bias_ = b; return *this; }
+  DenseOptions& kernel_initializer(Initializer i) { kernel_initializer_ = std::move(i); return *this; }
+  DenseOptions& bias_initializer(Initializer i) { bias_initializer_ = std::move(i); return *this; }
+  DenseOptions& kernel_regularizer(Regularizer r) { kernel_regularizer_ = std::move(r); return *this; }
+  DenseOptions& bias_regularizer(Regularizer r) { bias_regularizer_ = std::move(r); return *this; }
+  DenseOptions& name(std::string n) { name_ = std::move(n); return *this; }
 };
 
 class Dense : public Layer {
  public:
   explicit Dense(int64_t units, const std::string& activation = "linear");
   Dense(int64_t units, const DenseOptions& options);
+  static std::shared_ptr<Layer> from_config(const Json& config);
+
+  std::string class_name() const override { return "Dense"; }
+  Json get_config() const override;
 
   int64_t units() const { return units_; }
   const VariablePtr& kernel() const { return kernel_; }
@@ -38,7 +48,7 @@ class Dense : public Layer {
  private:
   int64_t units_;
   DenseOptions options_;
-  Activation activation_;
+  layer_utils::ActivationFn activation_;  // null for "linear"
   VariablePtr kernel_, bias_;
 };
 

@@ -1,28 +1,36 @@
-// Layer: the base of every layer and model. Builds lazily from its first input's shape; its
-// state is created only through add_weight() (which goes through the variable-creator stack), so
-// layers never know about devices or distribution strategies.
+// Layer: the base of every layer and model (Keras 3's design). Builds lazily from its first
+// input's shape; its state is created only through add_weight() (which goes through the
+// variable-creator stack), so layers never know about devices or distribution strategies.
+//
+// A layer is called eagerly on Tensors (`layer(x, training)`) or symbolically on KerasTensors
+// to build a functional model (`layer(Input({784}))`). Single-input layers override call();
+// layers taking several inputs (Add, Concatenate, multi-input models) override call_multi().
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "framework/config/json.h"
 #include "framework/core/tensor.h"
+#include "framework/model/keras_tensor.h"
 #include "framework/variables/initializers.h"
+#include "framework/variables/regularizers.h"
 #include "framework/variables/variable.h"
 
 namespace strata {
 
 // Everything add_weight needs besides the name and shape; defaults as Keras' add_weight.
 struct WeightOptions {
-  InitializerFn initializer;  // glorot_uniform when empty
+  Initializer initializer;  // glorot_uniform when empty
   DType dtype = DType::kFloat32;
   bool trainable = true;
+  Regularizer regularizer;  // adds regularizer(weight) to losses()
   VariableAggregation aggregation = VariableAggregation::kNone;
   VariableSynchronization synchronization = VariableSynchronization::kAuto;
 };
 
-class Layer {
+class Layer : public std::enable_shared_from_this<Layer> {
  public:
   // `name` empty: a unique Keras-style default from base_name ("dense", "dense_1", ...).
   explicit Layer(const std::string& base_name, const std::string& name = "");
@@ -30,40 +38,87 @@ class Layer {
   Layer(const Layer&) = delete;
   Layer& operator=(const Layer&) = delete;
 
-  // Builds on first use from x's shape, then runs call().
+  // Eager calls: build on first use from the inputs' shapes, then run call()/call_multi().
   Tensor operator()(const Tensor& x, bool training = false);
+  Tensor operator()(const std::vector<Tensor>& xs, bool training = false);
+  // Symbolic calls (functional API). The layer must be owned by a std::shared_ptr.
+  KerasTensor operator()(const KerasTensor& x);
+  KerasTensor operator()(const std::vector<KerasTensor>& xs);
+
+  // Keras' class name ("Dense", "Conv2D", ...), the key of the layer registry.
+  virtual std::string class_name() const = 0;
+  // Keras' config: {"name", "trainable", "dtype", ...the layer's own arguments}.
+  virtual Json get_config() const;
 
   const std::string& name() const { return name_; }
   bool built() const { return built_; }
   bool trainable() const { return trainable_; }
-  // Freezing a layer makes all its weights non-trainable (Keras semantics).
+  // Freezing a layer makes all its weights and sub-layers' weights non-trainable (Keras).
   virtual void set_trainable(bool trainable);
 
-  // Own weights and those of nested layers, in creation order.
-  virtual std::vector<VariablePtr> weights() const;
+  // Own weights, then those of tracked sub-layers, in creation order.
+  std::vector<VariablePtr> weights() const;
   std::vector<VariablePtr> trainable_weights() const;
   std::vector<VariablePtr> non_trainable_weights() const;
-  // Keras' alias of trainable_weights, for tape.gradient(loss, model.trainable_variables()).
+  // Keras' aliases, for tape.gradient(loss, model.trainable_variables()).
   std::vector<VariablePtr> trainable_variables() const { return trainable_weights(); }
+  std::vector<VariablePtr> non_trainable_variables() const { return non_trainable_weights(); }
+  int64_t count_params() const;
+
+  // Regularization penalties of this layer's and its sub-layers' weights (recomputed on each
+  // access, so they are differentiable in the current tape), plus losses added with add_loss()
+  // during the last call.
+  std::vector<Tensor> losses() const;
+
+  // Layers tracked with track(), in order.
+  const std::vector<std::shared_ptr<Layer>>& sublayers() const { return sublayers_; }
+  // The output shape of the last call (batch dim -1), for summary(); empty before any call.
+  const Shape& output_shape() const { return output_shape_; }
 
  protected:
   // Creates the layer's state for inputs of `input_shape` (batch dim included).
   virtual void build(const Shape& input_shape) {}
-  virtual Tensor call(const Tensor& x, bool training) = 0;
+  virtual void build_multi(const std::vector<Shape>& input_shapes);  // default: one input
+  virtual Tensor call(const Tensor& x, bool training);                // default: error
+  virtual Tensor call_multi(const std::vector<Tensor>& xs, bool training);  // default: one input
 
   // The only way a layer creates state: names it "<layer name>/<name>" and runs the
   // variable-creator stack.
   VariablePtr add_weight(const std::string& name, const Shape& shape,
                          const WeightOptions& options = {});
+  // Registers a sub-layer (composite layers and subclassed models), so its weights, losses and
+  // trainable flag follow this layer's.
+  template <typename L>
+  std::shared_ptr<L> track(std::shared_ptr<L> layer) {
+    track_layer(layer);
+    return layer;
+  }
+  void track_layer(const std::shared_ptr<Layer>& layer);
+  // An activity loss of the current call (cleared at the start of each call).
+  void add_loss(const Tensor& loss);
+  // Marks the layer built without calling build() (layers built by hand).
+  void set_built() { built_ = true; }
+
+  // Keras' error for a call with the wrong number of inputs.
+  [[noreturn]] void wrong_input_count(size_t expected, size_t got) const;
 
  private:
+  void maybe_build(const std::vector<Shape>& shapes);
+
   std::string name_;
   bool built_ = false;
   bool trainable_ = true;
+  int call_count_ = 0;
   std::vector<VariablePtr> weights_;
+  std::vector<std::pair<VariablePtr, Regularizer>> regularized_;
+  std::vector<std::shared_ptr<Layer>> sublayers_;
+  std::vector<Tensor> activity_losses_;
+  Shape output_shape_;
 };
 
 // "dense" -> "dense", then "dense_1", "dense_2", ... per base name, process-wide (as Keras).
 std::string unique_layer_name(const std::string& base_name);
+// "BatchNormalization" -> "batch_normalization", as Keras derives default names.
+std::string to_snake_case(const std::string& class_name);
 
 }  // namespace strata

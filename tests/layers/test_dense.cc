@@ -8,7 +8,7 @@ namespace strata {
 namespace {
 
 TEST(Dense, BuildsLazilyWithKerasNamesAndShapes) {
-  Dense d(3, DenseOptions().set_name("probe"));
+  Dense d(3, DenseOptions().name("probe"));
   EXPECT_FALSE(d.built());
   EXPECT_TRUE(d.weights().empty());
   Tensor y = d(zeros({5, 4}));
@@ -29,11 +29,11 @@ TEST(Dense, UniqueDefaultNames) {
 
 TEST(Dense, ForwardMatchesHandComputation) {
   Dense d(2, DenseOptions()
-                 .set_activation("relu")
-                 .set_kernel_initializer([](const Shape& s, DType t) {
+                 .activation("relu")
+                 .kernel_initializer([](const Shape& s, DType t) {
                    return tensor({1.f, -1.f, 2.f, 0.5f}, {2, 2});
                  })
-                 .set_bias_initializer(initializers::constant(0.5)));
+                 .bias_initializer(initializers::constant(0.5)));
   // [1, 2] @ [[1, -1], [2, 0.5]] + 0.5 = [5.5, 0.5]; [-1, -1] -> [-3+0.5, 0.5+0.5] -> relu
   Tensor y = d(tensor({1.f, 2.f, -1.f, -1.f}, {2, 2}));
   EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{5.5f, 0.5f, 0.0f, 1.0f}));

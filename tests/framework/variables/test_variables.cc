@@ -84,8 +84,8 @@ TEST(CreatorStack, SeesEveryVariableOfAModelAndItsOptimizer) {
     return v;
   });
   set_random_seed(1);
-  Sequential model({std::make_shared<Dense>(4, DenseOptions().set_activation("relu").set_name("hidden")),
-                    std::make_shared<Dense>(1, DenseOptions().set_name("out"))});
+  Sequential model({std::make_shared<Dense>(4, DenseOptions().activation("relu").name("hidden")),
+                    std::make_shared<Dense>(1, DenseOptions().name("out"))});
   Tensor x = random_normal({8, 3});
   optimizers::Adam opt(0.01);
   GradientTape tape;

@@ -1,0 +1,280 @@
+// image_dataset_from_directory, following Keras' dataset_utils.index_directory and
+// image_dataset_utils: list files in a fixed order, shuffle that list with the seed, split it,
+// then build a lazy pipeline (indices -> shuffle -> parallel decode + resize -> batch).
+#include "datasets/image_dataset.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <map>
+#include <random>
+#include <set>
+
+#include "datasets/image_io.h"
+#include "datasets/io_error.h"
+#include "framework/core/random.h"
+#include "framework/ops/shape_ops.h"
+
+namespace strata::data {
+namespace fs = std::filesystem;
+namespace {
+
+const char* kOp = "image_dataset_from_directory";
+const std::vector<std::string> kFormats = {".bmp", ".gif", ".jpeg", ".jpg", ".png"};
+
+bool is_image_file(const fs::path& p) {
+  std::string ext = p.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  return std::find(kFormats.begin(), kFormats.end(), ext) != kFormats.end();
+}
+
+// Image files under `dir` in Keras' order: directories sorted by path (os.walk sorted by root),
+// file names sorted within each directory.
+std::vector<std::string> list_images(const fs::path& dir, bool follow_links) {
+  std::map<std::string, std::vector<std::string>> by_dir;  // std::map keeps roots sorted
+  by_dir[dir.string()];
+  auto opts = follow_links ? fs::directory_options::follow_directory_symlink
+                           : fs::directory_options::none;
+  for (auto it = fs::recursive_directory_iterator(dir, opts); it != fs::recursive_directory_iterator(); ++it) {
+    std::error_code ec;
+    if (it->is_regular_file(ec) && is_image_file(it->path())) {
+      by_dir[it->path().parent_path().string()].push_back(it->path().filename().string());
+    }
+  }
+  std::vector<std::string> files;
+  for (auto& [root, names] : by_dir) {
+    std::sort(names.begin(), names.end());
+    for (const std::string& n : names) files.push_back((fs::path(root) / n).string());
+  }
+  return files;
+}
+
+std::vector<std::string> subdirectories(const fs::path& dir) {
+  std::vector<std::string> subdirs;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    std::error_code ec;
+    if (entry.is_directory(ec) && !name.empty() && name[0] != '.') subdirs.push_back(name);
+  }
+  std::sort(subdirs.begin(), subdirs.end());
+  return subdirs;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i];
+  return s + "]";
+}
+
+int channels_for(const std::string& color_mode) {
+  if (color_mode == "rgb") return 3;
+  if (color_mode == "grayscale") return 1;
+  if (color_mode == "rgba") return 4;
+  throw ValueError(std::string(kOp) + ": color_mode must be \"rgb\", \"grayscale\" or \"rgba\", "
+                   "got \"" + color_mode + "\"");
+}
+
+void check_options(const ImageDatasetOptions& o) {
+  const std::string op = kOp;
+  if (!o.explicit_labels && o.labels != "inferred" && o.labels != "none") {
+    throw ValueError(op + ": labels must be \"inferred\", \"none\" or a list of ints, got \"" +
+                     o.labels + "\"");
+  }
+  if (o.explicit_labels && !o.class_names.empty()) {
+    throw ValueError(op + ": class_names can only be passed with labels=\"inferred\"");
+  }
+  if (o.label_mode != "int" && o.label_mode != "categorical" && o.label_mode != "binary" &&
+      o.label_mode != "none") {
+    throw ValueError(op + ": label_mode must be \"int\", \"categorical\", \"binary\" or \"none\", "
+                     "got \"" + o.label_mode + "\"");
+  }
+  channels_for(o.color_mode);
+  if (o.interpolation != "bilinear") {
+    throw ValueError(op + ": interpolation \"" + o.interpolation +
+                     "\" is not implemented (only \"bilinear\")");
+  }
+  if (o.batch_size < 0) {
+    throw ValueError(op + ": batch_size must be >= 0 (0 = no batching), got " +
+                     std::to_string(o.batch_size));
+  }
+  if (o.image_height <= 0 || o.image_width <= 0) {
+    throw ValueError(op + ": image_size must be positive, got (" +
+                     std::to_string(o.image_height) + ", " + std::to_string(o.image_width) + ")");
+  }
+  if (o.validation_split != 0.0 && !(o.validation_split > 0.0 && o.validation_split < 1.0)) {
+    throw ValueError(op + ": validation_split must be between 0 and 1, got " +
+                     std::to_string(o.validation_split));
+  }
+  if ((o.validation_split != 0.0) != !o.subset.empty()) {
+    throw ValueError(op + ": subset and validation_split must be set together (got subset=\"" +
+                     o.subset + "\", validation_split=" + std::to_string(o.validation_split) + ")");
+  }
+  if (!o.subset.empty() && o.subset != "training" && o.subset != "validation") {
+    throw ValueError(op + ": subset must be \"training\" or \"validation\", got \"" + o.subset +
+                     "\"");
+  }
+  if (o.validation_split != 0.0 && o.shuffle && !o.seed) {
+    throw ValueError(op + ": with validation_split and shuffle, a seed is required so the "
+                     "training and validation subsets don't overlap");
+  }
+}
+
+// Keras draws an unseeded run's seed from NumPy's global generator; ours comes from Strata's,
+// so set_random_seed makes it reproducible.
+uint64_t draw_seed() {
+  const GeneratorState s = reserve_random(1);
+  uint32_t out[4];
+  philox::block(s.offset, 0x5eed, s.seed, out);
+  return (uint64_t(out[0]) << 32) | out[1];
+}
+
+// Fisher-Yates with a fully specified engine, so a seed gives the same order everywhere.
+std::vector<size_t> permutation(size_t n, uint64_t seed) {
+  std::vector<size_t> p(n);
+  for (size_t i = 0; i < n; ++i) p[i] = i;
+  std::mt19937_64 rng(seed);
+  for (size_t i = n; i > 1; --i) std::swap(p[i - 1], p[rng() % i]);
+  return p;
+}
+
+}  // namespace
+
+ImageDirectoryIndex index_image_directory(const std::string& directory,
+                                          const ImageDatasetOptions& options) {
+  check_options(options);
+  const std::string op = kOp;
+  std::error_code ec;
+  if (!fs::is_directory(directory, ec)) {
+    throw IOError(op + ": " + directory + ": no such directory");
+  }
+  // Like Keras: labels=None or label_mode=None both mean "images only".
+  const bool no_labels =
+      options.label_mode == "none" || (!options.explicit_labels && options.labels == "none");
+  ImageDirectoryIndex index;
+  if (!options.explicit_labels && options.labels == "inferred") {
+    std::vector<std::string> classes = subdirectories(directory);
+    if (!options.class_names.empty()) {
+      for (const std::string& c : options.class_names) {
+        if (std::find(classes.begin(), classes.end(), c) == classes.end()) {
+          throw ValueError(op + ": class_names " + join(options.class_names) +
+                           " must name subdirectories of " + directory + "; found " +
+                           join(classes));
+        }
+      }
+      classes = options.class_names;
+    }
+    for (size_t k = 0; k < classes.size(); ++k) {
+      for (std::string& f : list_images(fs::path(directory) / classes[k], options.follow_links)) {
+        index.file_paths.push_back(std::move(f));
+        index.labels.push_back(int(k));
+      }
+    }
+    index.class_names = classes;
+  } else {
+    index.file_paths = list_images(directory, options.follow_links);
+    if (options.explicit_labels) {
+      index.labels = *options.explicit_labels;
+      if (index.labels.size() != index.file_paths.size()) {
+        throw ValueError(op + ": " + std::to_string(index.labels.size()) + " labels were given "
+                         "but " + directory + " holds " + std::to_string(index.file_paths.size()) +
+                         " image files");
+      }
+      for (int l : std::set<int>(index.labels.begin(), index.labels.end())) {
+        index.class_names.push_back(std::to_string(l));
+      }
+    }
+  }
+  if (index.file_paths.empty()) {
+    throw ValueError(op + ": no images found in " + directory + " (formats: " + join(kFormats) +
+                     (options.labels == "inferred" && !options.explicit_labels
+                          ? "; with labels=\"inferred\" images must be in class subdirectories"
+                          : "") + ")");
+  }
+  if (no_labels) {
+    index.labels.clear();
+    index.class_names.clear();
+  }
+  if (options.label_mode == "binary" && !no_labels && index.class_names.size() != 2) {
+    throw ValueError(op + ": label_mode=\"binary\" needs exactly 2 classes, found " +
+                     std::to_string(index.class_names.size()) + ": " + join(index.class_names));
+  }
+
+  if (options.shuffle) {
+    // Shuffle the whole list before splitting: erases the class-by-class order, and with the
+    // same seed the training and validation subsets are complementary.
+    const uint64_t seed = options.seed ? uint64_t(*options.seed) : draw_seed();
+    const std::vector<size_t> p = permutation(index.file_paths.size(), seed);
+    ImageDirectoryIndex shuffled{{}, {}, index.class_names};
+    for (size_t i : p) {
+      shuffled.file_paths.push_back(index.file_paths[i]);
+      if (!index.labels.empty()) shuffled.labels.push_back(index.labels[i]);
+    }
+    index = std::move(shuffled);
+  }
+  if (!options.subset.empty()) {
+    const size_t n = index.file_paths.size();
+    const size_t num_val = size_t(options.validation_split * double(n));
+    const size_t begin = options.subset == "training" ? 0 : n - num_val;
+    const size_t end = options.subset == "training" ? n - num_val : n;
+    index.file_paths = {index.file_paths.begin() + long(begin), index.file_paths.begin() + long(end)};
+    if (!index.labels.empty()) {
+      index.labels = {index.labels.begin() + long(begin), index.labels.begin() + long(end)};
+    }
+  }
+  return index;
+}
+
+Dataset image_dataset_from_directory(const std::string& directory,
+                                     const ImageDatasetOptions& options) {
+  ImageDirectoryIndex index = index_image_directory(directory, options);
+  const int64_t n = int64_t(index.file_paths.size());
+  if (n == 0) {
+    throw ValueError(std::string(kOp) + ": the " + options.subset + " subset of " + directory +
+                     " is empty (validation_split=" + std::to_string(options.validation_split) +
+                     " of too few files)");
+  }
+  std::vector<int64_t> ids(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) ids[size_t(i)] = i;
+  std::vector<Tensor> components = {Tensor::from_vector(ids)};
+  if (!index.labels.empty()) {
+    const Tensor labels = Tensor::from_vector(std::vector<int32_t>(index.labels.begin(), index.labels.end()));
+    const int64_t num_classes = int64_t(index.class_names.size());
+    if (options.label_mode != "int") {
+      // Explicit labels name their own classes: one-hot needs them to be 0..num_classes-1.
+      for (int l : index.labels) {
+        if (l < 0 || l >= num_classes) {
+          throw ValueError(std::string(kOp) + ": label " + std::to_string(l) + " is out of range "
+                           "for label_mode=\"" + options.label_mode + "\" with " +
+                           std::to_string(num_classes) + " classes (expected 0.." +
+                           std::to_string(num_classes - 1) + ")");
+        }
+      }
+    }
+    if (options.label_mode == "int") components.push_back(labels);
+    else if (options.label_mode == "categorical") components.push_back(one_hot(labels, num_classes));
+    else components.push_back(reshape(cast(labels, float32), {n, 1}));  // binary
+  }
+
+  const auto paths = std::make_shared<const std::vector<std::string>>(std::move(index.file_paths));
+  const int channels = channels_for(options.color_mode);
+  const int height = options.image_height, width = options.image_width;
+  MapFn load = [paths, channels, height, width](const Element& e) {
+    Element out = e;
+    const std::string& path = (*paths)[size_t(e[0].item<int64_t>())];
+    out[0] = resize_bilinear(decode_image(path, channels), height, width);
+    return out;
+  };
+
+  Dataset ds = Dataset::from_tensor_slices(components);
+  if (options.shuffle) {
+    // Keras reshuffles every epoch with a buffer of 8 batches; shuffling indices before the
+    // decode keeps that buffer cheap.
+    const int64_t buffer = options.batch_size > 0 ? options.batch_size * 8 : 1024;
+    ds = ds.shuffle(buffer, options.seed ? *options.seed : -1);
+  }
+  ds = ds.map(load, kAutotune);
+  if (options.batch_size > 0) ds = ds.batch(options.batch_size);
+  return ds.prefetch(2);
+}
+
+}  // namespace strata::data

@@ -1,0 +1,47 @@
+// Internal: turns fit/evaluate/predict inputs (tensors or a Dataset) into the batches of each
+// epoch, as Keras' data adapters do: tensors are batched (and shuffled each epoch, from the
+// global seeded generator); a Dataset is used as it is (already batched).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "framework/data/dataset.h"
+
+namespace strata {
+
+class EpochIterator {
+ public:
+  // Tensors: every component is sliced along axis 0 into batches of batch_size.
+  EpochIterator(std::vector<Tensor> components, int64_t batch_size, bool shuffle,
+                int64_t steps_per_epoch, const char* method);
+  EpochIterator(data::Dataset dataset, int64_t steps_per_epoch, const char* method);
+
+  // Starts an epoch; then next() gives its batches until nullopt.
+  void begin_epoch();
+  std::optional<data::Element> next();
+  // Steps in an epoch, or -1 when unknown (a dataset of unknown cardinality).
+  int64_t steps() const { return steps_; }
+
+ private:
+  std::vector<Tensor> components_;
+  std::optional<data::Dataset> dataset_;
+  std::unique_ptr<data::Iterator> iterator_;
+  int64_t batch_size_ = 0, n_ = 0, steps_ = -1, steps_per_epoch_ = -1;
+  bool shuffle_ = false;
+  int64_t step_ = 0;
+  std::vector<int64_t> order_;
+};
+
+// Keras' validation_split: the last `fraction` of the samples (before any shuffling).
+std::pair<std::vector<Tensor>, std::vector<Tensor>> split_validation(
+    const std::vector<Tensor>& components, double fraction);
+
+// Sample weights from class_weight and the targets (sparse labels, or one-hot/probabilities via
+// argmax), multiplied into `sample_weight` when given.
+Tensor class_weights_to_sample_weights(const std::map<int64_t, double>& class_weight,
+                                       const Tensor& y, const Tensor& sample_weight);
+
+}  // namespace strata

@@ -1,0 +1,74 @@
+// Model: construction, calling, layers, config. Training lives in model_training.cc (compile,
+// steps, losses, metrics) and model_fit.cc (the fit / evaluate / predict loops).
+#include "framework/model/model.h"
+
+#include "framework/model/compiled_state.h"
+#include "framework/model/functional_graph.h"
+
+namespace strata {
+
+Model::Model(const std::string& name) : Layer("model", name) {}
+
+Model::Model(const std::vector<KerasTensor>& inputs, const std::vector<KerasTensor>& outputs,
+             const std::string& name)
+    : Layer("model", name), graph_(std::make_shared<FunctionalGraph>(inputs, outputs)) {
+  for (const auto& layer : graph_->layers()) track_layer(layer);
+  set_built();
+}
+
+Model::Model(const KerasTensor& input, const KerasTensor& output, const std::string& name)
+    : Model(std::vector<KerasTensor>{input}, std::vector<KerasTensor>{output}, name) {}
+
+Model::~Model() = default;
+
+std::string Model::class_name() const { return graph_ ? "Functional" : "Model"; }
+
+Json Model::get_config() const {
+  if (graph_) return graph_->config(name());
+  return Layer::get_config();  // subclassed models: as Keras, only the base config
+}
+
+std::string Model::to_json(int indent) const {
+  return Json::object({{"class_name", class_name()},
+                       {"config", get_config()},
+                       {"keras_version", "2.15.0"},
+                       {"backend", "tensorflow"}})
+      .dump(indent);
+}
+
+std::vector<Tensor> Model::call_outputs(const std::vector<Tensor>& inputs, bool training) {
+  if (graph_) {
+    // Through Layer::operator() for the first output's bookkeeping, then the graph for all.
+    return graph_->run(inputs, training, name());
+  }
+  return {(*this)(inputs, training)};
+}
+
+Tensor Model::call(const Tensor& x, bool training) {
+  if (graph_) return graph_->run({x}, training, name())[0];
+  throw ValueError("Model '" + name() + "': a subclassed model must override call() (or "
+                   "call_multi()); build functional models with Model(inputs, outputs)");
+}
+
+Tensor Model::call_multi(const std::vector<Tensor>& xs, bool training) {
+  if (graph_) return graph_->run(xs, training, name())[0];
+  if (xs.size() == 1) return call(xs[0], training);
+  throw ValueError("Model '" + name() + "': received " + std::to_string(xs.size()) +
+                   " inputs; a subclassed model taking several inputs must override call_multi()");
+}
+
+std::vector<std::shared_ptr<Layer>> Model::layers() const {
+  if (graph_) return graph_->layers();
+  return sublayers();
+}
+
+std::shared_ptr<Layer> Model::get_layer(const std::string& name) const {
+  std::string names;
+  for (const auto& l : layers()) {
+    if (l->name() == name) return l;
+    names += (names.empty() ? "" : ", ") + l->name();
+  }
+  throw ValueError("Model '" + this->name() + "': no layer named '" + name + "'; layers: " + names);
+}
+
+}  // namespace strata

@@ -1,0 +1,113 @@
+// Model: Keras' Model. Three ways to make one, as in Keras:
+//   - functional:  auto in = Input({784}); auto out = (*dense)(in); Model model(in, out);
+//   - Sequential:  Sequential model({std::make_shared<Dense>(10)});   (sequential.h)
+//   - subclassing: class MyModel : public Model { Tensor call(const Tensor& x, bool t) override; }
+//                  (track() the layers it owns).
+// and one training loop for all of them:
+//   model.compile("adam", "sparse_categorical_crossentropy", {"accuracy"});
+//   History h = model.fit(x, y, FitOptions().epochs(5).batch_size(128).validation_split(0.1));
+//   auto scores = model.evaluate(x_test, y_test);        // {"loss": .., "accuracy": ..}
+//   Tensor probs = model.predict(x_test);
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "framework/callbacks/history.h"
+#include "framework/callbacks/logs.h"
+#include "framework/model/layer.h"
+#include "framework/model/training_args.h"
+
+namespace strata {
+
+class FunctionalGraph;
+struct CompiledState;
+
+class Model : public Layer {
+ public:
+  // A model to subclass: override call() (or call_multi()) and track() its layers.
+  explicit Model(const std::string& name = "");
+  // A functional model from the graph between `inputs` and `outputs`.
+  Model(const std::vector<KerasTensor>& inputs, const std::vector<KerasTensor>& outputs,
+        const std::string& name = "");
+  Model(const KerasTensor& input, const KerasTensor& output, const std::string& name = "");
+  ~Model() override;
+
+  std::string class_name() const override;  // "Functional", "Sequential" or "Model"
+  Json get_config() const override;
+  // {"class_name": ..., "config": ..., "keras_version": ..., "backend": ...} as Keras writes it.
+  std::string to_json(int indent = -1) const;
+
+  // Several outputs: call_outputs returns them all; operator() returns the first one.
+  std::vector<Tensor> call_outputs(const std::vector<Tensor>& inputs, bool training = false);
+
+  // Layers in order (functional: graph order without Inputs; Sequential: as added).
+  virtual std::vector<std::shared_ptr<Layer>> layers() const;
+  // The layer named `name`; ValueError listing the names otherwise.
+  std::shared_ptr<Layer> get_layer(const std::string& name) const;
+  // Keras' summary table, printed to stdout (or returned).
+  void summary() const;
+  std::string summary_string() const;
+
+  // ---- training ----
+  void compile(const CompileOptions& options);
+  void compile(OptimizerArg optimizer, LossArg loss, std::vector<MetricArg> metrics = {});
+  bool compiled() const { return compiled_ != nullptr; }
+  const std::shared_ptr<optimizers::Optimizer>& optimizer() const;
+  // Compiled metrics (after the first step has resolved them), for callbacks and tests.
+  std::vector<std::shared_ptr<metrics::Metric>> metrics() const;
+
+  History fit(const Tensor& x, const Tensor& y, const FitOptions& options = {});
+  History fit(const data::Dataset& dataset, const FitOptions& options = {});
+  std::map<std::string, double> evaluate(const Tensor& x, const Tensor& y,
+                                         const EvaluateOptions& options = {});
+  std::map<std::string, double> evaluate(const data::Dataset& dataset,
+                                         const EvaluateOptions& options = {});
+  Tensor predict(const Tensor& x, const PredictOptions& options = {});
+  Tensor predict(const data::Dataset& dataset, const PredictOptions& options = {});
+  // One step on one batch, without callbacks; returns the logs (metrics reset first unless
+  // reset_metrics is false).
+  Logs train_on_batch(const Tensor& x, const Tensor& y, const Tensor& sample_weight = Tensor(),
+                      bool reset_metrics = true);
+  Logs test_on_batch(const Tensor& x, const Tensor& y, const Tensor& sample_weight = Tensor(),
+                     bool reset_metrics = true);
+  Tensor predict_on_batch(const Tensor& x);
+
+  // Keras' train_step / test_step / predict_step: override to customise a step (e.g. a GAN);
+  // `batch` is (x, y) or (x, y, sample_weight). They update the compiled metrics; the loop reads
+  // them through metrics_logs().
+  virtual void train_step(const data::Element& batch);
+  virtual void test_step(const data::Element& batch);
+  virtual Tensor predict_step(const data::Element& batch);
+  // The current values of "loss" and the compiled metrics.
+  Logs metrics_logs() const;
+  void reset_metrics();
+
+  // Set by callbacks (EarlyStopping, TerminateOnNaN) to end fit() after the current epoch/step.
+  bool stop_training = false;
+
+ protected:
+  Tensor call(const Tensor& x, bool training) override;
+  Tensor call_multi(const std::vector<Tensor>& xs, bool training) override;
+  // The functional graph (null for subclassed models and Sequential).
+  const std::shared_ptr<FunctionalGraph>& graph() const { return graph_; }
+
+  // Loss of a batch of predictions (compiled losses, loss weights, plus regularization losses).
+  Tensor compute_loss(const std::vector<Tensor>& y_true, const std::vector<Tensor>& y_pred,
+                      const Tensor& sample_weight);
+  // Updates the compiled metrics (and the loss tracker with `loss`).
+  void update_metrics(const std::vector<Tensor>& y_true, const std::vector<Tensor>& y_pred,
+                      const Tensor& sample_weight, const Tensor& loss);
+
+ private:
+  friend class Trainer;
+  void require_compiled(const char* method) const;
+
+  std::shared_ptr<FunctionalGraph> graph_;
+  std::shared_ptr<CompiledState> compiled_;
+};
+
+}  // namespace strata

@@ -1,0 +1,180 @@
+// The one training loop: fit, evaluate and predict for every kind of model (and, later, every
+// device and distribution strategy: they plug in around train_step, not here).
+#include <cmath>
+
+#include "framework/callbacks/progbar_logger.h"
+#include "framework/model/compiled_state.h"
+#include "framework/model/epoch_iterator.h"
+#include "framework/model/model.h"
+#include "framework/ops/shape_ops.h"
+
+namespace strata {
+namespace {
+
+CallbackList make_callbacks(const std::vector<CallbackPtr>& user, int verbose, Model* model,
+                            int epochs, int64_t steps, std::shared_ptr<History> history) {
+  CallbackList list(user);
+  if (history) list.append(history);
+  if (verbose > 0) list.append(std::make_shared<ProgbarLogger>());
+  list.set_model(model);
+  list.set_params({epochs, steps, verbose});
+  return list;
+}
+
+std::map<std::string, double> to_map(const Logs& logs) {
+  std::map<std::string, double> out;
+  for (const auto& [k, v] : logs.items()) out[k] = v;
+  return out;
+}
+
+}  // namespace
+
+// Runs the test loop over `it`, reporting batches to `callbacks`; returns the final logs.
+static Logs run_evaluation(Model& model, EpochIterator& it, CallbackList& callbacks) {
+  model.reset_metrics();
+  callbacks.on_test_begin(Logs());
+  it.begin_epoch();
+  int step = 0;
+  while (auto batch = it.next()) {
+    callbacks.on_test_batch_begin(step, Logs());
+    model.test_step(*batch);
+    callbacks.on_test_batch_end(step, model.metrics_logs());
+    ++step;
+  }
+  Logs logs = model.metrics_logs();
+  callbacks.on_test_end(logs);
+  return logs;
+}
+
+static History fit_loop(Model& model, EpochIterator& train, EpochIterator* validation,
+                        const FitOptions& o, const std::shared_ptr<CompiledState>& compiled) {
+  if (o.epochs_ < 0 || o.initial_epoch_ < 0) {
+    throw ValueError("Model.fit: epochs and initial_epoch must be >= 0, got " +
+                     std::to_string(o.epochs_) + " and " + std::to_string(o.initial_epoch_));
+  }
+  if (o.validation_freq_ < 1) {
+    throw ValueError("Model.fit: validation_freq must be >= 1, got " + std::to_string(o.validation_freq_));
+  }
+  auto history = std::make_shared<History>();
+  CallbackList callbacks = make_callbacks(o.callbacks_, o.verbose_, &model, o.epochs_,
+                                          train.steps(), history);
+  model.stop_training = false;
+  callbacks.on_train_begin(Logs());
+  const int every = compiled->steps_per_execution;
+  for (int epoch = o.initial_epoch_; epoch < o.epochs_ && !model.stop_training; ++epoch) {
+    model.reset_metrics();
+    callbacks.on_epoch_begin(epoch, Logs());
+    train.begin_epoch();
+    int step = 0;
+    while (auto batch = train.next()) {
+      // Keras runs steps_per_execution steps between batch callbacks.
+      const bool report = (step + 1) % every == 0 || step + 1 == train.steps();
+      if (step % every == 0) callbacks.on_train_batch_begin(step, Logs());
+      model.train_step(*batch);
+      if (report) callbacks.on_train_batch_end(step, model.metrics_logs());
+      ++step;
+      if (model.stop_training) break;
+    }
+    Logs epoch_logs = model.metrics_logs();
+    if (validation && (epoch + 1) % o.validation_freq_ == 0) {
+      CallbackList quiet = make_callbacks({}, 0, &model, o.epochs_, validation->steps(), nullptr);
+      const Logs val_logs = run_evaluation(model, *validation, quiet);
+      for (const auto& [k, v] : val_logs.items()) epoch_logs.set("val_" + k, v);
+    }
+    callbacks.on_epoch_end(epoch, epoch_logs);
+  }
+  callbacks.on_train_end(Logs());
+  return *history;
+}
+
+History Model::fit(const Tensor& x, const Tensor& y, const FitOptions& o) {
+  require_compiled("fit");
+  std::vector<Tensor> data{x, y};
+  Tensor sw = o.sample_weight_;
+  if (!o.class_weight_.empty()) sw = class_weights_to_sample_weights(o.class_weight_, y, sw);
+  if (sw.defined()) data.push_back(sw);
+  std::vector<Tensor> val_data;
+  if (o.validation_split_ > 0) {
+    auto [train_part, val_part] = split_validation(data, o.validation_split_);
+    data = train_part;
+    val_data = val_part;
+  } else if (o.validation_data_) {
+    val_data = {o.validation_data_->first, o.validation_data_->second};
+  }
+  EpochIterator train(data, o.batch_size_, o.shuffle_, o.steps_per_epoch_, "fit");
+  std::unique_ptr<EpochIterator> val;
+  if (!val_data.empty()) {
+    val = std::make_unique<EpochIterator>(val_data, o.batch_size_, false, o.validation_steps_, "fit");
+  } else if (o.validation_dataset_) {
+    val = std::make_unique<EpochIterator>(*o.validation_dataset_, o.validation_steps_, "fit");
+  }
+  return fit_loop(*this, train, val.get(), o, compiled_);
+}
+
+History Model::fit(const data::Dataset& dataset, const FitOptions& o) {
+  require_compiled("fit");
+  if (o.validation_split_ > 0) {
+    throw ValueError("Model.fit: validation_split is only supported for tensor inputs; pass "
+                     "validation_data with a Dataset");
+  }
+  EpochIterator train(dataset, o.steps_per_epoch_, "fit");
+  std::unique_ptr<EpochIterator> val;
+  if (o.validation_dataset_) {
+    val = std::make_unique<EpochIterator>(*o.validation_dataset_, o.validation_steps_, "fit");
+  } else if (o.validation_data_) {
+    val = std::make_unique<EpochIterator>(
+        std::vector<Tensor>{o.validation_data_->first, o.validation_data_->second}, o.batch_size_,
+        false, o.validation_steps_, "fit");
+  }
+  return fit_loop(*this, train, val.get(), o, compiled_);
+}
+
+std::map<std::string, double> Model::evaluate(const Tensor& x, const Tensor& y,
+                                              const EvaluateOptions& o) {
+  require_compiled("evaluate");
+  std::vector<Tensor> data{x, y};
+  if (o.sample_weight_.defined()) data.push_back(o.sample_weight_);
+  EpochIterator it(data, o.batch_size_, false, o.steps_, "evaluate");
+  CallbackList callbacks = make_callbacks(o.callbacks_, o.verbose_, this, 1, it.steps(), nullptr);
+  return to_map(run_evaluation(*this, it, callbacks));
+}
+
+std::map<std::string, double> Model::evaluate(const data::Dataset& dataset, const EvaluateOptions& o) {
+  require_compiled("evaluate");
+  EpochIterator it(dataset, o.steps_, "evaluate");
+  CallbackList callbacks = make_callbacks(o.callbacks_, o.verbose_, this, 1, it.steps(), nullptr);
+  return to_map(run_evaluation(*this, it, callbacks));
+}
+
+namespace {
+Tensor predict_loop(Model& model, EpochIterator& it, const PredictOptions& o) {
+  CallbackList callbacks(o.callbacks_);
+  callbacks.set_model(&model);
+  callbacks.set_params({1, it.steps(), o.verbose_});
+  callbacks.on_predict_begin(Logs());
+  it.begin_epoch();
+  std::vector<Tensor> outputs;
+  int step = 0;
+  while (auto batch = it.next()) {
+    callbacks.on_predict_batch_begin(step, Logs());
+    outputs.push_back(model.predict_step(*batch));
+    callbacks.on_predict_batch_end(step, Logs());
+    ++step;
+  }
+  callbacks.on_predict_end(Logs());
+  if (outputs.empty()) throw ValueError("Model.predict: the input produced no batches");
+  return outputs.size() == 1 ? outputs[0] : concat(outputs, 0);  // in input order
+}
+}  // namespace
+
+Tensor Model::predict(const Tensor& x, const PredictOptions& o) {
+  EpochIterator it({x}, o.batch_size_, false, o.steps_, "predict");
+  return predict_loop(*this, it, o);
+}
+
+Tensor Model::predict(const data::Dataset& dataset, const PredictOptions& o) {
+  EpochIterator it(dataset, o.steps_, "predict");
+  return predict_loop(*this, it, o);
+}
+
+}  // namespace strata

@@ -1,0 +1,68 @@
+// BatchNormalization over the channels (last) axis, like keras.layers.BatchNormalization.
+//
+// training=true normalises with the batch's mean and (biased) variance and moves the moving
+// statistics towards them: moving = moving * momentum + batch * (1 - momentum). Otherwise, and
+// always when the layer is frozen (trainable=false, as Keras does for fine-tuning), it uses the
+// moving statistics. Weights: gamma, beta (trainable; absent when scale/center is false),
+// moving_mean, moving_variance (non-trainable, aggregation kMean so replicas' values average).
+//
+//   auto bn = std::make_shared<BatchNormalization>(BatchNormalizationOptions().momentum(0.9));
+#pragma once
+
+#include "framework/model/layer.h"
+
+namespace strata {
+
+struct BatchNormalizationOptions {
+  int axis_ = -1;  // channels-last only: -1 or rank-1
+  double momentum_ = 0.99;
+  double epsilon_ = 1e-3;
+  bool center_ = true;
+  bool scale_ = true;
+  Initializer beta_initializer_;             // zeros
+  Initializer gamma_initializer_;            // ones
+  Initializer moving_mean_initializer_;      // zeros
+  Initializer moving_variance_initializer_;  // ones
+  Regularizer beta_regularizer_, gamma_regularizer_;
+  std::string name_;
+
+  BatchNormalizationOptions& axis(int a) { axis_ = a; return *this; }
+  BatchNormalizationOptions& momentum(double m) { momentum_ = m; return *this; }
+  BatchNormalizationOptions& epsilon(double e) { epsilon_ = e; return *this; }
+  BatchNormalizationOptions& center(bool c) { center_ = c; return *this; }
+  BatchNormalizationOptions& scale(bool s) { scale_ = s; return *this; }
+  BatchNormalizationOptions& beta_initializer(Initializer i) { beta_initializer_ = std::move(i); return *this; }
+  BatchNormalizationOptions& gamma_initializer(Initializer i) { gamma_initializer_ = std::move(i); return *this; }
+  BatchNormalizationOptions& moving_mean_initializer(Initializer i) { moving_mean_initializer_ = std::move(i); return *this; }
+  BatchNormalizationOptions& moving_variance_initializer(Initializer i) { moving_variance_initializer_ = std::move(i); return *this; }
+  BatchNormalizationOptions& beta_regularizer(Regularizer r) { beta_regularizer_ = std::move(r); return *this; }
+  BatchNormalizationOptions& gamma_regularizer(Regularizer r) { gamma_regularizer_ = std::move(r); return *this; }
+  BatchNormalizationOptions& name(std::string n) { name_ = std::move(n); return *this; }
+};
+
+class BatchNormalization : public Layer {
+ public:
+  explicit BatchNormalization(const BatchNormalizationOptions& options = {});
+  static std::shared_ptr<Layer> from_config(const Json& config);
+
+  std::string class_name() const override { return "BatchNormalization"; }
+  Json get_config() const override;
+  // Moving statistics stay non-trainable when the layer is unfrozen (Keras).
+  void set_trainable(bool trainable) override;
+
+  const VariablePtr& gamma() const { return gamma_; }
+  const VariablePtr& beta() const { return beta_; }
+  const VariablePtr& moving_mean() const { return moving_mean_; }
+  const VariablePtr& moving_variance() const { return moving_variance_; }
+
+ protected:
+  void build(const Shape& input_shape) override;
+  Tensor call(const Tensor& x, bool training) override;
+
+ private:
+  BatchNormalizationOptions options_;
+  int64_t channels_ = 0;
+  VariablePtr gamma_, beta_, moving_mean_, moving_variance_;
+};
+
+}  // namespace strata

@@ -1,0 +1,31 @@
+// Dropout: during training (training=true) zeroes inputs with probability `rate` and scales the
+// rest by 1/(1-rate); inference is the identity. Like keras.layers.Dropout.
+//
+// seed < 0 draws masks from the global generator (set_random_seed), as strata::dropout does. A
+// seed >= 0 makes the layer's masks a fixed sequence (Keras' SeedGenerator): two layers with the
+// same seed drop the same elements call for call, yet successive calls of one layer differ, so
+// training does not drop the same units at every step.
+#pragma once
+
+#include "framework/model/layer.h"
+
+namespace strata {
+
+class Dropout : public Layer {
+ public:
+  explicit Dropout(double rate, int64_t seed = -1, const std::string& name = "");
+  static std::shared_ptr<Layer> from_config(const Json& config);
+  std::string class_name() const override { return "Dropout"; }
+  Json get_config() const override;
+  double rate() const { return rate_; }
+
+ protected:
+  Tensor call(const Tensor& x, bool training) override;
+
+ private:
+  double rate_;
+  int64_t seed_;
+  uint64_t calls_ = 0;  // training calls so far, to derive each mask's seed
+};
+
+}  // namespace strata
