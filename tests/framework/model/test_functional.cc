@@ -8,26 +8,39 @@
 namespace strata {
 namespace {
 
-// A graph with a residual branch and a shared layer.
+// A graph with a residual branch (Add) and a shared layer.
 TEST(Functional, ResidualBranchAndSharedLayer) {
   set_random_seed(3);
   auto in = Input({4}, float32, "features");
   auto shared = std::make_shared<Dense>(4, DenseOptions().activation("relu").name("shared"));
+  auto add = std::make_shared<Add>("residual_add");
+  auto head = std::make_shared<Dense>(2, DenseOptions().name("head"));
   auto h = (*shared)(in);
-  auto h2 = (*shared)(h);  // the same layer twice: one set of weights
-  auto out_dense = std::make_shared<Dense>(2, DenseOptions().name("head"));
-  // Residual: head(h2) + head(in) through a merge done by a tiny custom layer-free sum.
-  auto y = (*out_dense)(h2);
-  Model model(in, y, "residual");
+  auto h2 = (*shared)(h);                                 // the same layer twice: one set of weights
+  auto merged = (*add)(std::vector<KerasTensor>{h2, in});  // the skip connection
+  Model model(in, (*head)(merged), "residual");
   EXPECT_EQ(model.class_name(), "Functional");
-  ASSERT_EQ(model.layers().size(), 2u);  // shared layer listed once
+  ASSERT_EQ(model.layers().size(), 3u);  // shared layer listed once
   EXPECT_EQ(model.weights().size(), 4u);
 
   Tensor x = random_normal({3, 4});
-  Tensor expected = (*out_dense)((*shared)((*shared)(x)));
-  testing::expect_all_close(model(x), expected);
-  EXPECT_EQ(model.get_layer("head"), out_dense);
+  Tensor expected = (*head)((*shared)((*shared)(x)) + x);
+  testing::expect_all_close(model(x), expected, 1e-5, 1e-6);
+  EXPECT_EQ(model.get_layer("head"), head);
   testing::expect_error<ValueError>([&] { model.get_layer("nope"); }, {"nope", "shared", "head"});
+
+  // The shared layer appears with two inbound nodes in the config, and the round trip rebuilds
+  // the same graph.
+  const Json layers = Json::parse(model.to_json()).at("config").at("layers");
+  EXPECT_EQ(layers.at(1).at("name").as_string(), "shared");
+  EXPECT_EQ(layers.at(1).at("inbound_nodes").size(), 2u);
+  std::shared_ptr<Model> copy = model_from_json(model.to_json());
+  EXPECT_EQ(copy->to_json(), model.to_json());
+  // Gradients flow through both branches.
+  GradientTape tape;
+  Tensor loss = reduce_sum(model(x, true));
+  auto grads = tape.gradient(loss, model.trainable_variables());
+  for (const Tensor& g : grads) EXPECT_TRUE(g.defined());
 }
 
 TEST(Functional, ChecksInputShapesAndCasts) {
