@@ -16,6 +16,8 @@ struct Subcommand {
 const Subcommand kSubcommands[] = {
     {"ops", "fp32 peak, matmul 1024^3 and ResNet-20 CIFAR conv throughput",
      strata::bench::run_ops},
+    {"train", "full training steps (train_on_batch): samples/s, ms/step, peak RSS",
+     strata::bench::run_train},
 };
 
 int usage() {

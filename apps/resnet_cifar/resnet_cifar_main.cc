@@ -1,0 +1,297 @@
+// Trains a ResNet on CIFAR-10 with compile/fit: a port of TensorFlow's official
+// resnet_cifar_main.py (models/official/legacy/image_classification/resnet), same flags and
+// recipe:
+//   model     ResNet-(6n+2), n = (resnet_size - 2) / 6 (resnet_model.h)
+//   input     pad 4 + random 32x32 crop + random horizontal flip + per-image standardization
+//             (cifar_input.h), shuffled each epoch
+//   optimizer SGD, momentum 0.9, learning rate 0.1 * batch_size / 128, divided by 10 at epochs
+//             91, 136 and 182 (PiecewiseConstantDecay over steps)
+//   loss      sparse_categorical_crossentropy (+ L2 2e-4 on conv and dense kernels)
+//
+//   resnet_cifar --resnet_size 20 --batch_size 128 --train_epochs 182
+//   resnet_cifar --use_synthetic_data --train_steps 20 --batch_size 32
+// Data: scripts/get_datasets cifar10 (or --data_dir). Prints examples/sec every --log_steps
+// steps (the official TimeHistory callback) and the evaluation loss and accuracy at the end.
+#include <strata/strata.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "apps/common/flags.h"
+#include "apps/resnet_cifar/cifar_input.h"
+#include "apps/resnet_cifar/resnet_model.h"
+
+using namespace strata;
+
+namespace {
+
+constexpr double kBaseLearningRate = 0.1;  // for batch size 128
+// (multiplier, epoch it starts at), the official LR_SCHEDULE.
+const std::vector<std::pair<double, int64_t>> kLrSchedule = {{0.1, 91}, {0.01, 136}, {0.001, 182}};
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// The official TimeHistory callback: every log_steps steps, the examples/second since the last
+// report; the average over all reports but the first (which includes start-up) at the end.
+class TimeHistory : public Callback {
+ public:
+  TimeHistory(int64_t batch_size, int64_t log_steps) : batch_size_(batch_size), log_steps_(log_steps) {}
+
+  void on_train_batch_begin(int, const Logs&) override {
+    ++global_steps_;
+    if (global_steps_ == 1) window_start_ = Clock::now();
+  }
+  void on_train_batch_end(int, const Logs&) override {
+    last_batch_end_ = Clock::now();
+    if (global_steps_ % log_steps_ != 0) return;
+    const double elapsed = seconds_since(window_start_);
+    const double examples_per_second = double(log_steps_ * batch_size_) / elapsed;
+    std::printf("TimeHistory: %.2f seconds, %.2f examples/second between steps %lld and %lld\n",
+                elapsed, examples_per_second, static_cast<long long>(last_log_step_),
+                static_cast<long long>(global_steps_));
+    std::fflush(stdout);
+    if (reports_++ > 0) {
+      steady_seconds_ += elapsed;
+      steady_steps_ += global_steps_ - last_log_step_;
+    }
+    last_log_step_ = global_steps_;
+    window_start_ = Clock::now();
+  }
+  void on_epoch_begin(int, const Logs&) override { epoch_start_ = Clock::now(); }
+  // Validation runs after the epoch's last step, so the training time stops there.
+  void on_epoch_end(int epoch, const Logs&) override {
+    const double training = std::chrono::duration<double>(last_batch_end_ - epoch_start_).count();
+    train_seconds_ += training;
+    std::printf("Epoch %d: %.2f seconds training, %.2f with evaluation\n", epoch + 1, training,
+                seconds_since(epoch_start_));
+  }
+
+  int64_t global_steps() const { return global_steps_; }
+  // Time spent in training epochs, up to each epoch's last step (validation excluded).
+  double train_seconds() const { return train_seconds_; }
+  // Examples/second over the reports after the first; over the whole run when there are fewer
+  // than two reports.
+  double average_examples_per_second() const {
+    if (steady_steps_ > 0) return double(steady_steps_ * batch_size_) / steady_seconds_;
+    return train_seconds_ > 0 ? double(global_steps_ * batch_size_) / train_seconds_ : 0.0;
+  }
+
+ private:
+  int64_t batch_size_, log_steps_;
+  int64_t global_steps_ = 0, last_log_step_ = 0, reports_ = 0, steady_steps_ = 0;
+  double steady_seconds_ = 0, train_seconds_ = 0;
+  Clock::time_point window_start_, epoch_start_, last_batch_end_;
+};
+
+// Keras' CSVLogger: one row per epoch (epoch, then the logs' keys in order), flushed each epoch.
+class CsvLogger : public Callback {
+ public:
+  explicit CsvLogger(const std::filesystem::path& path) : path_(path), out_(path) {
+    if (!out_) throw ValueError("cannot write " + path.string());
+  }
+  void on_epoch_end(int epoch, const Logs& logs) override {
+    if (!header_written_) {
+      out_ << "epoch";
+      for (const auto& [k, v] : logs.items()) out_ << "," << k;
+      out_ << "\n";
+      header_written_ = true;
+    }
+    out_ << epoch;
+    for (const auto& [k, v] : logs.items()) out_ << "," << v;
+    out_ << std::endl;
+  }
+
+ private:
+  std::filesystem::path path_;
+  std::ofstream out_;
+  bool header_written_ = false;
+};
+
+std::string with_commas(int64_t v) {
+  std::string s = std::to_string(v);
+  for (int i = int(s.size()) - 3; i > 0; i -= 3) s.insert(size_t(i), ",");
+  return s;
+}
+
+int64_t count(const std::vector<VariablePtr>& vars) {
+  int64_t n = 0;
+  for (const auto& v : vars) n += v->shape().numel();
+  return n;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  apps::Flags flags("resnet_cifar",
+                    "Trains a ResNet on CIFAR-10 (TensorFlow's official resnet_cifar_main.py).");
+  std::string& data_dir = flags.add_string(
+      "data_dir", "",
+      "Folder holding cifar-10-batches-bin/ (or that folder). Default: $STRATA_DATA_DIR/cifar10, "
+      "then ~/.strata/datasets/cifar10.");
+  std::string& model_dir = flags.add_string(
+      "model_dir", "", "If set, model.json and training_log.csv (one row per epoch) are written here.");
+  int64_t& batch_size = flags.add_int("batch_size", 128, "Batch size for training and evaluation.");
+  int64_t& train_epochs = flags.add_int("train_epochs", 182, "Number of epochs to train.");
+  int64_t& train_steps = flags.add_int(
+      "train_steps", 0, "If > 0: train only this many steps in total (one epoch of that many steps).");
+  int64_t& resnet_size = flags.add_int(
+      "resnet_size", 20, "Depth of the ResNet: one of " + resnet_cifar::supported_sizes_text() + ".");
+  bool& use_synthetic_data = flags.add_bool(
+      "use_synthetic_data", false, "Train and evaluate on random images and labels (no files needed).");
+  bool& skip_eval = flags.add_bool("skip_eval", false, "Skip evaluation (in fit and at the end).");
+  int64_t& epochs_between_evals = flags.add_int(
+      "epochs_between_evals", 1, "Evaluate on the test set during fit every this many epochs.");
+  int64_t& log_steps = flags.add_int("log_steps", 100, "Print examples/second every this many steps.");
+  std::string& distribution_strategy = flags.add_string(
+      "distribution_strategy", "one_device",
+      "How to distribute training; 'off' and 'one_device' run on one device.",
+      {"off", "one_device", "mirrored", "central_storage", "multi_worker_mirrored", "parameter_server"});
+  int64_t& num_gpus = flags.add_int("num_gpus", 0, "GPUs to use (0: CPU).");
+  std::string& dtype = flags.add_string("dtype", "fp32", "Compute dtype.", {"fp32", "fp16", "bf16"});
+  int64_t& seed = flags.add_int("seed", 42, "Random seed (weights, shuffling, augmentation).");
+  flags.parse(argc, argv);
+
+  if (batch_size < 1) throw apps::FlagError("--batch_size must be >= 1, got " + std::to_string(batch_size));
+  if (train_epochs < 1) throw apps::FlagError("--train_epochs must be >= 1, got " + std::to_string(train_epochs));
+  if (train_steps < 0) throw apps::FlagError("--train_steps must be >= 0, got " + std::to_string(train_steps));
+  if (log_steps < 1) throw apps::FlagError("--log_steps must be >= 1, got " + std::to_string(log_steps));
+  if (epochs_between_evals < 1) throw apps::FlagError("--epochs_between_evals must be >= 1");
+  if (num_gpus < 0) throw apps::FlagError("--num_gpus must be >= 0, got " + std::to_string(num_gpus));
+  {
+    const auto& sizes = resnet_cifar::supported_sizes();
+    if (std::find(sizes.begin(), sizes.end(), resnet_size) == sizes.end()) {
+      throw apps::FlagError("--resnet_size " + std::to_string(resnet_size) +
+                            " is not supported; use one of " + resnet_cifar::supported_sizes_text());
+    }
+  }
+  if (distribution_strategy != "off" && distribution_strategy != "one_device") {
+    throw apps::FlagError("--distribution_strategy=" + distribution_strategy +
+                          " is not available yet: multi-device strategies arrive with the "
+                          "distribute issues; use off or one_device");
+  }
+  if (num_gpus > 0) {
+    throw apps::FlagError("--num_gpus=" + std::to_string(num_gpus) +
+                          ": GPUs are not supported yet (the CUDA backend arrives in a later "
+                          "issue); use --num_gpus=0");
+  }
+  if (dtype != "fp32") {
+    throw apps::FlagError("--dtype=" + dtype + " is not supported yet (mixed precision arrives "
+                          "later); use --dtype=fp32");
+  }
+  if (!use_synthetic_data && batch_size > resnet_cifar::kNumTrainImages) {
+    throw apps::FlagError("--batch_size " + std::to_string(batch_size) + " exceeds the " +
+                          std::to_string(resnet_cifar::kNumTrainImages) + " training images");
+  }
+
+  set_random_seed(uint64_t(seed));
+
+  // ---- input ----
+  const int64_t steps_per_epoch_full = std::max<int64_t>(1, resnet_cifar::kNumTrainImages / batch_size);
+  std::optional<data::Dataset> train_ds, eval_ds;
+  int64_t eval_steps = -1;
+  if (use_synthetic_data) {
+    std::printf("Using synthetic data: one batch of %lld random 32x32x3 images, repeated\n",
+                static_cast<long long>(batch_size));
+    train_ds = resnet_cifar::synthetic_dataset(batch_size, uint64_t(seed));
+    eval_ds = resnet_cifar::synthetic_dataset(batch_size, uint64_t(seed) + 1);
+    eval_steps = std::max<int64_t>(1, resnet_cifar::kNumEvalImages / batch_size);
+  } else {
+    const auto start = Clock::now();
+    auto [train, test] = cifar10::load_data(data_dir);
+    std::printf("CIFAR-10: x_train %s, x_test %s (loaded in %.2fs)\n",
+                train.first.shape().to_string().c_str(), test.first.shape().to_string().c_str(),
+                seconds_since(start));
+    train_ds = resnet_cifar::train_dataset(train.first, train.second, batch_size, uint64_t(seed));
+    eval_ds = resnet_cifar::eval_dataset(test.first, test.second, batch_size);
+  }
+
+  // ---- model ----
+  std::shared_ptr<Model> model = resnet_cifar::resnet(int(resnet_size));
+  const int64_t trainable = count(model->trainable_weights());
+  const int64_t non_trainable = count(model->non_trainable_weights());
+  std::printf("Model %s: %zu layers, %s params (trainable %s, non-trainable %s)\n",
+              model->name().c_str(), model->layers().size(),
+              with_commas(trainable + non_trainable).c_str(), with_commas(trainable).c_str(),
+              with_commas(non_trainable).c_str());
+
+  // ---- optimizer: boundaries in steps of a full epoch, as the official use_tensor_lr ----
+  const double initial_lr = kBaseLearningRate * double(batch_size) / 128.0;
+  std::vector<int64_t> boundaries;
+  std::vector<double> values{initial_lr};
+  for (const auto& [mult, epoch] : kLrSchedule) {
+    boundaries.push_back(epoch * steps_per_epoch_full);
+    values.push_back(initial_lr * mult);
+  }
+  auto schedule = std::make_shared<optimizers::PiecewiseConstantDecay>(boundaries, values);
+  auto optimizer = std::make_shared<optimizers::SGD>(schedule, optimizers::SGDOptions().momentum(0.9));
+  model->compile(optimizer, "sparse_categorical_crossentropy", {"accuracy"});
+
+  int64_t steps_per_epoch = steps_per_epoch_full;
+  int epochs = int(train_epochs);
+  if (train_steps > 0) {
+    steps_per_epoch = train_steps;
+    epochs = 1;
+  }
+  std::printf("Training %d epoch(s) of %lld steps, batch size %lld, learning rate %g "
+              "(/10 at steps %lld, %lld, %lld), %d threads\n",
+              epochs, static_cast<long long>(steps_per_epoch), static_cast<long long>(batch_size),
+              initial_lr, static_cast<long long>(boundaries[0]), static_cast<long long>(boundaries[1]),
+              static_cast<long long>(boundaries[2]), get_num_threads());
+
+  // ---- callbacks ----
+  auto time_history = std::make_shared<TimeHistory>(batch_size, log_steps);
+  std::vector<CallbackPtr> callbacks{time_history};
+  if (!model_dir.empty()) {
+    std::filesystem::create_directories(model_dir);
+    std::ofstream(std::filesystem::path(model_dir) / "model.json") << model->to_json(2) << "\n";
+    callbacks.push_back(std::make_shared<CsvLogger>(std::filesystem::path(model_dir) / "training_log.csv"));
+  }
+
+  FitOptions fit_options = FitOptions()
+                               .epochs(epochs)
+                               .steps_per_epoch(steps_per_epoch)
+                               .callbacks(callbacks)
+                               .verbose(2);
+  if (!skip_eval) {
+    fit_options.validation_data(*eval_ds).validation_freq(int(epochs_between_evals));
+    if (eval_steps > 0) fit_options.validation_steps(eval_steps);
+  }
+  model->fit(*train_ds, fit_options);
+
+  const int64_t steps = time_history->global_steps();
+  std::printf("Trained %lld steps (%lld examples) in %.2fs: %.1f examples/sec overall, "
+              "%.1f examples/sec after the first log window\n",
+              static_cast<long long>(steps), static_cast<long long>(steps * batch_size),
+              time_history->train_seconds(),
+              time_history->train_seconds() > 0 ? double(steps * batch_size) / time_history->train_seconds() : 0.0,
+              time_history->average_examples_per_second());
+
+  if (!skip_eval) {
+    EvaluateOptions eval_options = EvaluateOptions().verbose(0);
+    if (eval_steps > 0) eval_options.steps(eval_steps);
+    const auto start = Clock::now();
+    const auto scores = model->evaluate(*eval_ds, eval_options);
+    std::printf("Evaluation (%.2fs): loss %.4f, accuracy %.4f\n", seconds_since(start),
+                scores.at("loss"), scores.at("accuracy"));
+  }
+  return 0;
+} catch (const apps::FlagError& e) {
+  std::cerr << "error: " << e.what() << "\n";
+  return 2;
+} catch (const strata::Error& e) {
+  std::cerr << "error: " << e.what() << "\n";
+  return 1;
+}
