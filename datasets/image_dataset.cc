@@ -76,44 +76,44 @@ int channels_for(const std::string& color_mode) {
 
 void check_options(const ImageDatasetOptions& o) {
   const std::string op = kOp;
-  if (!o.explicit_labels && o.labels != "inferred" && o.labels != "none") {
+  if (!o.explicit_labels_ && o.labels_ != "inferred" && o.labels_ != "none") {
     throw ValueError(op + ": labels must be \"inferred\", \"none\" or a list of ints, got \"" +
-                     o.labels + "\"");
+                     o.labels_ + "\"");
   }
-  if (o.explicit_labels && !o.class_names.empty()) {
+  if (o.explicit_labels_ && !o.class_names_.empty()) {
     throw ValueError(op + ": class_names can only be passed with labels=\"inferred\"");
   }
-  if (o.label_mode != "int" && o.label_mode != "categorical" && o.label_mode != "binary" &&
-      o.label_mode != "none") {
+  if (o.label_mode_ != "int" && o.label_mode_ != "categorical" && o.label_mode_ != "binary" &&
+      o.label_mode_ != "none") {
     throw ValueError(op + ": label_mode must be \"int\", \"categorical\", \"binary\" or \"none\", "
-                     "got \"" + o.label_mode + "\"");
+                     "got \"" + o.label_mode_ + "\"");
   }
-  channels_for(o.color_mode);
-  if (o.interpolation != "bilinear") {
-    throw ValueError(op + ": interpolation \"" + o.interpolation +
+  channels_for(o.color_mode_);
+  if (o.interpolation_ != "bilinear") {
+    throw ValueError(op + ": interpolation \"" + o.interpolation_ +
                      "\" is not implemented (only \"bilinear\")");
   }
-  if (o.batch_size < 0) {
+  if (o.batch_size_ < 0) {
     throw ValueError(op + ": batch_size must be >= 0 (0 = no batching), got " +
-                     std::to_string(o.batch_size));
+                     std::to_string(o.batch_size_));
   }
-  if (o.image_height <= 0 || o.image_width <= 0) {
+  if (o.image_height_ <= 0 || o.image_width_ <= 0) {
     throw ValueError(op + ": image_size must be positive, got (" +
-                     std::to_string(o.image_height) + ", " + std::to_string(o.image_width) + ")");
+                     std::to_string(o.image_height_) + ", " + std::to_string(o.image_width_) + ")");
   }
-  if (o.validation_split != 0.0 && !(o.validation_split > 0.0 && o.validation_split < 1.0)) {
+  if (o.validation_split_ != 0.0 && !(o.validation_split_ > 0.0 && o.validation_split_ < 1.0)) {
     throw ValueError(op + ": validation_split must be between 0 and 1, got " +
-                     std::to_string(o.validation_split));
+                     std::to_string(o.validation_split_));
   }
-  if ((o.validation_split != 0.0) != !o.subset.empty()) {
+  if ((o.validation_split_ != 0.0) != !o.subset_.empty()) {
     throw ValueError(op + ": subset and validation_split must be set together (got subset=\"" +
-                     o.subset + "\", validation_split=" + std::to_string(o.validation_split) + ")");
+                     o.subset_ + "\", validation_split=" + std::to_string(o.validation_split_) + ")");
   }
-  if (!o.subset.empty() && o.subset != "training" && o.subset != "validation") {
-    throw ValueError(op + ": subset must be \"training\" or \"validation\", got \"" + o.subset +
+  if (!o.subset_.empty() && o.subset_ != "training" && o.subset_ != "validation") {
+    throw ValueError(op + ": subset must be \"training\" or \"validation\", got \"" + o.subset_ +
                      "\"");
   }
-  if (o.validation_split != 0.0 && o.shuffle && !o.seed) {
+  if (o.validation_split_ != 0.0 && o.shuffle_ && !o.seed_) {
     throw ValueError(op + ": with validation_split and shuffle, a seed is required so the "
                      "training and validation subsets don't overlap");
   }
@@ -149,31 +149,31 @@ ImageDirectoryIndex index_image_directory(const std::string& directory,
   }
   // Like Keras: labels=None or label_mode=None both mean "images only".
   const bool no_labels =
-      options.label_mode == "none" || (!options.explicit_labels && options.labels == "none");
+      options.label_mode_ == "none" || (!options.explicit_labels_ && options.labels_ == "none");
   ImageDirectoryIndex index;
-  if (!options.explicit_labels && options.labels == "inferred") {
+  if (!options.explicit_labels_ && options.labels_ == "inferred") {
     std::vector<std::string> classes = subdirectories(directory);
-    if (!options.class_names.empty()) {
-      for (const std::string& c : options.class_names) {
+    if (!options.class_names_.empty()) {
+      for (const std::string& c : options.class_names_) {
         if (std::find(classes.begin(), classes.end(), c) == classes.end()) {
-          throw ValueError(op + ": class_names " + join(options.class_names) +
+          throw ValueError(op + ": class_names " + join(options.class_names_) +
                            " must name subdirectories of " + directory + "; found " +
                            join(classes));
         }
       }
-      classes = options.class_names;
+      classes = options.class_names_;
     }
     for (size_t k = 0; k < classes.size(); ++k) {
-      for (std::string& f : list_images(fs::path(directory) / classes[k], options.follow_links)) {
+      for (std::string& f : list_images(fs::path(directory) / classes[k], options.follow_links_)) {
         index.file_paths.push_back(std::move(f));
         index.labels.push_back(int(k));
       }
     }
     index.class_names = classes;
   } else {
-    index.file_paths = list_images(directory, options.follow_links);
-    if (options.explicit_labels) {
-      index.labels = *options.explicit_labels;
+    index.file_paths = list_images(directory, options.follow_links_);
+    if (options.explicit_labels_) {
+      index.labels = *options.explicit_labels_;
       if (index.labels.size() != index.file_paths.size()) {
         throw ValueError(op + ": " + std::to_string(index.labels.size()) + " labels were given "
                          "but " + directory + " holds " + std::to_string(index.file_paths.size()) +
@@ -186,7 +186,7 @@ ImageDirectoryIndex index_image_directory(const std::string& directory,
   }
   if (index.file_paths.empty()) {
     throw ValueError(op + ": no images found in " + directory + " (formats: " + join(kFormats) +
-                     (options.labels == "inferred" && !options.explicit_labels
+                     (options.labels_ == "inferred" && !options.explicit_labels_
                           ? "; with labels=\"inferred\" images must be in class subdirectories"
                           : "") + ")");
   }
@@ -194,15 +194,15 @@ ImageDirectoryIndex index_image_directory(const std::string& directory,
     index.labels.clear();
     index.class_names.clear();
   }
-  if (options.label_mode == "binary" && !no_labels && index.class_names.size() != 2) {
+  if (options.label_mode_ == "binary" && !no_labels && index.class_names.size() != 2) {
     throw ValueError(op + ": label_mode=\"binary\" needs exactly 2 classes, found " +
                      std::to_string(index.class_names.size()) + ": " + join(index.class_names));
   }
 
-  if (options.shuffle) {
+  if (options.shuffle_) {
     // Shuffle the whole list before splitting: erases the class-by-class order, and with the
     // same seed the training and validation subsets are complementary.
-    const uint64_t seed = options.seed ? uint64_t(*options.seed) : draw_seed();
+    const uint64_t seed = options.seed_ ? uint64_t(*options.seed_) : draw_seed();
     const std::vector<size_t> p = permutation(index.file_paths.size(), seed);
     ImageDirectoryIndex shuffled{{}, {}, index.class_names};
     for (size_t i : p) {
@@ -211,11 +211,11 @@ ImageDirectoryIndex index_image_directory(const std::string& directory,
     }
     index = std::move(shuffled);
   }
-  if (!options.subset.empty()) {
+  if (!options.subset_.empty()) {
     const size_t n = index.file_paths.size();
-    const size_t num_val = size_t(options.validation_split * double(n));
-    const size_t begin = options.subset == "training" ? 0 : n - num_val;
-    const size_t end = options.subset == "training" ? n - num_val : n;
+    const size_t num_val = size_t(options.validation_split_ * double(n));
+    const size_t begin = options.subset_ == "training" ? 0 : n - num_val;
+    const size_t end = options.subset_ == "training" ? n - num_val : n;
     index.file_paths = {index.file_paths.begin() + long(begin), index.file_paths.begin() + long(end)};
     if (!index.labels.empty()) {
       index.labels = {index.labels.begin() + long(begin), index.labels.begin() + long(end)};
@@ -229,8 +229,8 @@ Dataset image_dataset_from_directory(const std::string& directory,
   ImageDirectoryIndex index = index_image_directory(directory, options);
   const int64_t n = int64_t(index.file_paths.size());
   if (n == 0) {
-    throw ValueError(std::string(kOp) + ": the " + options.subset + " subset of " + directory +
-                     " is empty (validation_split=" + std::to_string(options.validation_split) +
+    throw ValueError(std::string(kOp) + ": the " + options.subset_ + " subset of " + directory +
+                     " is empty (validation_split=" + std::to_string(options.validation_split_) +
                      " of too few files)");
   }
   std::vector<int64_t> ids(static_cast<size_t>(n));
@@ -239,25 +239,25 @@ Dataset image_dataset_from_directory(const std::string& directory,
   if (!index.labels.empty()) {
     const Tensor labels = Tensor::from_vector(std::vector<int32_t>(index.labels.begin(), index.labels.end()));
     const int64_t num_classes = int64_t(index.class_names.size());
-    if (options.label_mode != "int") {
+    if (options.label_mode_ != "int") {
       // Explicit labels name their own classes: one-hot needs them to be 0..num_classes-1.
       for (int l : index.labels) {
         if (l < 0 || l >= num_classes) {
           throw ValueError(std::string(kOp) + ": label " + std::to_string(l) + " is out of range "
-                           "for label_mode=\"" + options.label_mode + "\" with " +
+                           "for label_mode=\"" + options.label_mode_ + "\" with " +
                            std::to_string(num_classes) + " classes (expected 0.." +
                            std::to_string(num_classes - 1) + ")");
         }
       }
     }
-    if (options.label_mode == "int") components.push_back(labels);
-    else if (options.label_mode == "categorical") components.push_back(one_hot(labels, num_classes));
+    if (options.label_mode_ == "int") components.push_back(labels);
+    else if (options.label_mode_ == "categorical") components.push_back(one_hot(labels, num_classes));
     else components.push_back(reshape(cast(labels, float32), {n, 1}));  // binary
   }
 
   const auto paths = std::make_shared<const std::vector<std::string>>(std::move(index.file_paths));
-  const int channels = channels_for(options.color_mode);
-  const int height = options.image_height, width = options.image_width;
+  const int channels = channels_for(options.color_mode_);
+  const int height = options.image_height_, width = options.image_width_;
   MapFn load = [paths, channels, height, width](const Element& e) {
     Element out = e;
     const std::string& path = (*paths)[size_t(e[0].item<int64_t>())];
@@ -266,14 +266,14 @@ Dataset image_dataset_from_directory(const std::string& directory,
   };
 
   Dataset ds = Dataset::from_tensor_slices(components);
-  if (options.shuffle) {
+  if (options.shuffle_) {
     // Keras reshuffles every epoch with a buffer of 8 batches; shuffling indices before the
     // decode keeps that buffer cheap.
-    const int64_t buffer = options.batch_size > 0 ? options.batch_size * 8 : 1024;
-    ds = ds.shuffle(buffer, options.seed ? *options.seed : -1);
+    const int64_t buffer = options.batch_size_ > 0 ? options.batch_size_ * 8 : 1024;
+    ds = ds.shuffle(buffer, options.seed_ ? *options.seed_ : -1);
   }
   ds = ds.map(load, kAutotune);
-  if (options.batch_size > 0) ds = ds.batch(options.batch_size);
+  if (options.batch_size_ > 0) ds = ds.batch(options.batch_size_);
   return ds.prefetch(2);
 }
 

@@ -6,8 +6,8 @@
 //     class_b/ b_image_1.jpg, ...
 //
 //   auto train = data::image_dataset_from_directory(
-//       "main_directory", data::ImageDatasetOptions().set_image_size(180, 180)
-//                             .set_validation_split(0.2).set_subset("training").set_seed(123));
+//       "main_directory", data::ImageDatasetOptions().image_size(180, 180)
+//                             .validation_split(0.2).subset("training").seed(123));
 //
 // Images are float32 [batch, height, width, channels] in [0, 255], resized with bilinear
 // interpolation; labels follow label_mode. Files are decoded lazily, in parallel, as the
@@ -27,46 +27,46 @@ struct ImageDatasetOptions {
   // "inferred" (labels from the subfolder names, sorted alphabetically unless class_names
   // says otherwise) or "none" (images only; the whole tree is read). Overridden by
   // explicit_labels when that is set.
-  std::string labels = "inferred";
+  std::string labels_ = "inferred";
   // One int label per image file, in the sorted order of the files' paths under the directory
   // (directories by path, then file names within each), as Keras' os.walk order.
-  std::optional<std::vector<int>> explicit_labels;
+  std::optional<std::vector<int>> explicit_labels_;
   // "int" (int32 [N]), "categorical" (float32 one-hot [N, num_classes]), "binary" (float32
   // [N, 1], exactly two classes) or "none" (images only).
-  std::string label_mode = "int";
+  std::string label_mode_ = "int";
   // With inferred labels: the subfolders to use, in label order (a subset is allowed).
-  std::vector<std::string> class_names;
-  std::string color_mode = "rgb";  // "rgb" (3 channels), "grayscale" (1) or "rgba" (4)
-  int64_t batch_size = 32;         // 0: unbatched elements
-  int image_height = 256;
-  int image_width = 256;
-  bool shuffle = true;
-  // Seeds the file order shuffle and the per-epoch shuffle; unset draws one from the global
+  std::vector<std::string> class_names_;
+  std::string color_mode_ = "rgb";  // "rgb" (3 channels), "grayscale" (1) or "rgba" (4)
+  int64_t batch_size_ = 32;         // 0: unbatched elements
+  int image_height_ = 256;
+  int image_width_ = 256;
+  bool shuffle_ = true;
+  // Seeds the file order shuffle and the per-epoch shuffle_; unset draws one from the global
   // generator (set_random_seed). Required with validation_split and shuffle, so the two subsets
   // are complementary.
-  std::optional<int64_t> seed;
-  double validation_split = 0.0;  // fraction of the files kept for validation, in (0, 1)
-  std::string subset;             // "training" or "validation" (with validation_split)
-  std::string interpolation = "bilinear";  // the only one implemented
-  bool follow_links = false;
+  std::optional<int64_t> seed_;
+  double validation_split_ = 0.0;  // fraction of the files kept for validation, in (0, 1)
+  std::string subset_;             // "training" or "validation" (with validation_split)
+  std::string interpolation_ = "bilinear";  // the only one implemented
+  bool follow_links_ = false;
 
-  ImageDatasetOptions& set_labels(std::string v) { labels = std::move(v); return *this; }
-  ImageDatasetOptions& set_labels(std::vector<int> v) { explicit_labels = std::move(v); return *this; }
-  ImageDatasetOptions& set_label_mode(std::string v) { label_mode = std::move(v); return *this; }
-  ImageDatasetOptions& set_class_names(std::vector<std::string> v) { class_names = std::move(v); return *this; }
-  ImageDatasetOptions& set_color_mode(std::string v) { color_mode = std::move(v); return *this; }
-  ImageDatasetOptions& set_batch_size(int64_t v) { batch_size = v; return *this; }
-  ImageDatasetOptions& set_image_size(int height, int width) {
-    image_height = height;
-    image_width = width;
+  ImageDatasetOptions& labels(std::string v) { labels_ = std::move(v); return *this; }
+  ImageDatasetOptions& labels(std::vector<int> v) { explicit_labels_ = std::move(v); return *this; }
+  ImageDatasetOptions& label_mode(std::string v) { label_mode_ = std::move(v); return *this; }
+  ImageDatasetOptions& class_names(std::vector<std::string> v) { class_names_ = std::move(v); return *this; }
+  ImageDatasetOptions& color_mode(std::string v) { color_mode_ = std::move(v); return *this; }
+  ImageDatasetOptions& batch_size(int64_t v) { batch_size_ = v; return *this; }
+  ImageDatasetOptions& image_size(int height, int width) {
+    image_height_ = height;
+    image_width_ = width;
     return *this;
   }
-  ImageDatasetOptions& set_shuffle(bool v) { shuffle = v; return *this; }
-  ImageDatasetOptions& set_seed(int64_t v) { seed = v; return *this; }
-  ImageDatasetOptions& set_validation_split(double v) { validation_split = v; return *this; }
-  ImageDatasetOptions& set_subset(std::string v) { subset = std::move(v); return *this; }
-  ImageDatasetOptions& set_interpolation(std::string v) { interpolation = std::move(v); return *this; }
-  ImageDatasetOptions& set_follow_links(bool v) { follow_links = v; return *this; }
+  ImageDatasetOptions& shuffle(bool v) { shuffle_ = v; return *this; }
+  ImageDatasetOptions& seed(int64_t v) { seed_ = v; return *this; }
+  ImageDatasetOptions& validation_split(double v) { validation_split_ = v; return *this; }
+  ImageDatasetOptions& subset(std::string v) { subset_ = std::move(v); return *this; }
+  ImageDatasetOptions& interpolation(std::string v) { interpolation_ = std::move(v); return *this; }
+  ImageDatasetOptions& follow_links(bool v) { follow_links_ = v; return *this; }
 };
 
 // The files image_dataset_from_directory would read, after shuffling and splitting: what Keras

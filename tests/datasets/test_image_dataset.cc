@@ -44,13 +44,13 @@ TEST(ImageDataset, InfersSortedClassesAndYieldsFloatBatches) {
   testing::write_bytes(dir.file("cats/notes.txt"), {'x'});  // not an image: ignored
   const std::string root = dir.path().string();
 
-  const auto index = data::index_image_directory(root, ImageDatasetOptions().set_shuffle(false));
+  const auto index = data::index_image_directory(root, ImageDatasetOptions().shuffle(false));
   EXPECT_EQ(index.class_names, (std::vector<std::string>{"cats", "dogs"}));
   EXPECT_EQ(index.labels, (std::vector<int>{0, 0, 0, 1, 1, 1}));
   EXPECT_EQ(std::filesystem::path(index.file_paths[3]).filename(), "img0.png");
 
   const auto ds = data::image_dataset_from_directory(
-      root, ImageDatasetOptions().set_image_size(6, 4).set_batch_size(4).set_shuffle(false));
+      root, ImageDatasetOptions().image_size(6, 4).batch_size(4).shuffle(false));
   const auto batches = all_elements(ds);
   ASSERT_EQ(batches.size(), 2u);
   EXPECT_EQ(batches[0][0].shape(), (Shape{4, 6, 4, 3}));
@@ -68,7 +68,7 @@ TEST(ImageDataset, ResizesAndConvertsColor) {
   write_folder(dir.path(), {"a", "b"}, 1);
   const auto ds = data::image_dataset_from_directory(
       dir.path().string(),
-      ImageDatasetOptions().set_image_size(3, 5).set_color_mode("grayscale").set_batch_size(0));
+      ImageDatasetOptions().image_size(3, 5).color_mode("grayscale").batch_size(0));
   const auto elements = all_elements(ds);
   ASSERT_EQ(elements.size(), 2u);
   EXPECT_EQ(elements[0][0].shape(), (Shape{3, 5, 1}));  // unbatched
@@ -77,7 +77,7 @@ TEST(ImageDataset, ResizesAndConvertsColor) {
   const float v = elements[0][0].to_vector<float>()[0];
   for (float p : elements[0][0].to_vector<float>()) EXPECT_FLOAT_EQ(p, v);
   const auto rgba = all_elements(data::image_dataset_from_directory(
-      dir.path().string(), ImageDatasetOptions().set_image_size(2, 2).set_color_mode("rgba")));
+      dir.path().string(), ImageDatasetOptions().image_size(2, 2).color_mode("rgba")));
   EXPECT_EQ(rgba[0][0].shape(), (Shape{2, 2, 2, 4}));
   EXPECT_EQ(rgba[0][0].to_vector<float>()[3], 255.f);
 }
@@ -86,27 +86,27 @@ TEST(ImageDataset, LabelModes) {
   TempDir dir;
   write_folder(dir.path(), {"a", "b", "c"}, 2);
   const std::string root = dir.path().string();
-  auto opts = [] { return ImageDatasetOptions().set_image_size(2, 2).set_shuffle(false).set_batch_size(6); };
+  auto opts = [] { return ImageDatasetOptions().image_size(2, 2).shuffle(false).batch_size(6); };
 
-  const auto cat = all_elements(data::image_dataset_from_directory(root, opts().set_label_mode("categorical")));
+  const auto cat = all_elements(data::image_dataset_from_directory(root, opts().label_mode("categorical")));
   EXPECT_EQ(cat[0][1].shape(), (Shape{6, 3}));
   EXPECT_EQ(cat[0][1].dtype(), float32);
   EXPECT_EQ(cat[0][1][5].to_vector<float>(), (std::vector<float>{0, 0, 1}));
 
-  const auto none = all_elements(data::image_dataset_from_directory(root, opts().set_label_mode("none")));
+  const auto none = all_elements(data::image_dataset_from_directory(root, opts().label_mode("none")));
   EXPECT_EQ(none[0].size(), 1u);
 
   // class_names picks (and orders) the classes.
   const auto bin = all_elements(data::image_dataset_from_directory(
-      root, opts().set_label_mode("binary").set_class_names({"c", "a"})));
+      root, opts().label_mode("binary").class_names({"c", "a"})));
   EXPECT_EQ(bin[0][1].shape(), (Shape{4, 1}));
   EXPECT_EQ(bin[0][1].to_vector<float>(), (std::vector<float>{0, 0, 1, 1}));
   EXPECT_EQ(bin[0][0][0].to_vector<float>()[0], 20.f);  // class "c" was written third
 
-  expect_error<ValueError>([&] { data::image_dataset_from_directory(root, opts().set_label_mode("binary")); },
+  expect_error<ValueError>([&] { data::image_dataset_from_directory(root, opts().label_mode("binary")); },
                            {"label_mode=\"binary\" needs exactly 2 classes", "found 3"});
   expect_error<ValueError>(
-      [&] { data::image_dataset_from_directory(root, opts().set_class_names({"a", "zebra"})); },
+      [&] { data::image_dataset_from_directory(root, opts().class_names({"a", "zebra"})); },
       {"class_names [a, zebra]", "found [a, b, c]"});
 }
 
@@ -115,15 +115,15 @@ TEST(ImageDataset, ExplicitLabelsFollowSortedPaths) {
   write_folder(dir.path(), {"x", "y"}, 2);
   const std::string root = dir.path().string();
   const auto ds = data::image_dataset_from_directory(
-      root, ImageDatasetOptions().set_labels(std::vector<int>{1, 0, 1, 1}).set_shuffle(false)
-                .set_image_size(2, 2).set_batch_size(4));
+      root, ImageDatasetOptions().labels(std::vector<int>{1, 0, 1, 1}).shuffle(false)
+                .image_size(2, 2).batch_size(4));
   const auto b = all_elements(ds);
   EXPECT_EQ(b[0][1].to_vector<int>(), (std::vector<int>{1, 0, 1, 1}));
-  EXPECT_EQ(data::index_image_directory(root, ImageDatasetOptions().set_labels(std::vector<int>{1, 0, 1, 1}))
+  EXPECT_EQ(data::index_image_directory(root, ImageDatasetOptions().labels(std::vector<int>{1, 0, 1, 1}))
                 .class_names,
             (std::vector<std::string>{"0", "1"}));
   expect_error<ValueError>(
-      [&] { data::index_image_directory(root, ImageDatasetOptions().set_labels(std::vector<int>{1})); },
+      [&] { data::index_image_directory(root, ImageDatasetOptions().labels(std::vector<int>{1})); },
       {"1 labels were given", "holds 4 image files"});
 }
 
@@ -132,7 +132,7 @@ TEST(ImageDataset, SeededSplitIsDisjointAndComplementary) {
   write_folder(dir.path(), {"a", "b"}, 5);
   const std::string root = dir.path().string();
   auto opts = [](const char* subset) {
-    return ImageDatasetOptions().set_validation_split(0.3).set_subset(subset).set_seed(1337);
+    return ImageDatasetOptions().validation_split(0.3).subset(subset).seed(1337);
   };
   const auto train = data::index_image_directory(root, opts("training"));
   const auto val = data::index_image_directory(root, opts("validation"));
@@ -148,7 +148,7 @@ TEST(ImageDataset, SeededSplitIsDisjointAndComplementary) {
   // The dataset agrees with the index: every validation image's pixel value identifies its
   // file, and its label matches.
   const auto batches = all_elements(data::image_dataset_from_directory(
-      root, opts("validation").set_image_size(6, 4).set_batch_size(8)));
+      root, opts("validation").image_size(6, 4).batch_size(8)));
   ASSERT_EQ(batches.size(), 1u);
   std::multiset<int> got, expected;
   for (int64_t i = 0; i < 3; ++i) {
@@ -170,15 +170,15 @@ TEST(ImageDataset, BadArguments) {
   auto bad = [&](ImageDatasetOptions o, std::initializer_list<std::string_view> parts) {
     expect_error<ValueError>([&] { data::image_dataset_from_directory(root, o); }, parts);
   };
-  bad(ImageDatasetOptions().set_validation_split(0.2).set_subset("training"), {"a seed is required"});
-  bad(ImageDatasetOptions().set_validation_split(0.2), {"subset and validation_split must be set together"});
-  bad(ImageDatasetOptions().set_validation_split(1.5).set_subset("training"), {"between 0 and 1"});
-  bad(ImageDatasetOptions().set_validation_split(0.2).set_subset("both").set_seed(1), {"subset must be"});
-  bad(ImageDatasetOptions().set_label_mode("sparse"), {"label_mode must be"});
-  bad(ImageDatasetOptions().set_color_mode("cmyk"), {"color_mode must be"});
-  bad(ImageDatasetOptions().set_interpolation("nearest"), {"\"nearest\" is not implemented"});
-  bad(ImageDatasetOptions().set_image_size(0, 3), {"image_size must be positive"});
-  bad(ImageDatasetOptions().set_labels("folders"), {"labels must be"});
+  bad(ImageDatasetOptions().validation_split(0.2).subset("training"), {"a seed is required"});
+  bad(ImageDatasetOptions().validation_split(0.2), {"subset and validation_split must be set together"});
+  bad(ImageDatasetOptions().validation_split(1.5).subset("training"), {"between 0 and 1"});
+  bad(ImageDatasetOptions().validation_split(0.2).subset("both").seed(1), {"subset must be"});
+  bad(ImageDatasetOptions().label_mode("sparse"), {"label_mode must be"});
+  bad(ImageDatasetOptions().color_mode("cmyk"), {"color_mode must be"});
+  bad(ImageDatasetOptions().interpolation("nearest"), {"\"nearest\" is not implemented"});
+  bad(ImageDatasetOptions().image_size(0, 3), {"image_size must be positive"});
+  bad(ImageDatasetOptions().labels("folders"), {"labels must be"});
 
   const std::string missing = (dir.path() / "nope").string();
   expect_error<IOError>([&] { data::image_dataset_from_directory(missing); }, {missing, "no such directory"});
@@ -194,7 +194,7 @@ TEST(ImageDataset, UndecodableFileIsNamedWhenIterated) {
   const std::string broken = dir.file("a/broken.png");
   testing::write_bytes(broken, {'n', 'o', 'p', 'e'});
   const auto ds = data::image_dataset_from_directory(
-      dir.path().string(), ImageDatasetOptions().set_shuffle(false).set_image_size(2, 2));
+      dir.path().string(), ImageDatasetOptions().shuffle(false).image_size(2, 2));
   expect_error<ValueError>([&] { all_elements(ds); }, {"decode_image", broken, "cannot decode"});
 }
 
