@@ -2,21 +2,22 @@
 
 #include <algorithm>
 
-// Parameter count of ResNet-20 with this layout, by hand (kernels HWIO, no conv bias; BN has 4
-// vectors per channel: gamma, beta trainable; moving mean/variance non-trainable):
-//   conv1 3*3*3*16 = 432                                   bn 16 ch
-//   stage 2: 3 blocks x 2 convs 3*3*16*16 = 6 * 2304 = 13,824          bn 6*16 = 96 ch
+// The layout of TensorFlow's official Keras CIFAR ResNet (resnet_cifar_model.py): the first block
+// of every stage is a "conv block" with a 1x1 projection shortcut + BN (stage 2's too, although
+// its shapes would allow an identity), the others "identity blocks"; the classifier uses
+// RandomNormal(0.01) and L2 on kernel and bias.
+// Parameter count of ResNet-20, by hand (kernels HWIO, no conv bias; BN: gamma, beta trainable,
+// moving mean/variance non-trainable):
+//   conv1 3*3*3*16 = 432                                             bn 16 ch
+//   stage 2: 6 convs 3*3*16*16 = 13,824 + proj 16*16 = 256 = 14,080   bn 6*16 + 16 = 112 ch
 //   stage 3: 3*3*16*32 = 4,608 + 5 * 3*3*32*32 = 46,080 + proj 16*32 = 512
 //            = 51,200                                                  bn 6*32 + 32 = 224 ch
 //   stage 4: 3*3*32*64 = 18,432 + 5 * 3*3*64*64 = 184,320 + proj 32*64 = 2,048
 //            = 204,800                                                 bn 6*64 + 64 = 448 ch
 //   dense 64*10 + 10 = 650
-//   weights: 432 + 13,824 + 51,200 + 204,800 + 650 = 270,906
-//   BN channels 16 + 96 + 224 + 448 = 784 -> 1,568 trainable (gamma, beta) + 1,568 moving
-//   trainable 270,906 + 1,568 = 272,474; total (Keras' "Total params") 274,042.
-// (TF's official Keras model also gives stage 2's first block a 1x1 projection shortcut + BN,
-// although the shapes match: +256 + 32 trainable, +32 non-trainable; this file follows the
-// paper's identity shortcut there.)
+//   weights: 432 + 14,080 + 51,200 + 204,800 + 650 = 271,162
+//   BN channels 16 + 112 + 224 + 448 = 800 -> 1,600 trainable (gamma, beta) + 1,600 moving
+//   trainable 271,162 + 1,600 = 272,762; total (Keras' "Total params") 274,362.
 
 namespace resnet_cifar {
 
@@ -64,7 +65,7 @@ struct Builder {
     return (*std::make_shared<ActivationLayer>("relu", name))(x);
   }
 
-  // One basic block; `project` adds the 1x1 conv + BN shortcut (used with stride 2).
+  // One basic block; `project` adds the 1x1 conv + BN shortcut (each stage's first block).
   KerasTensor block(const KerasTensor& input, int64_t filters, int stride, bool project,
                     const std::string& base) const {
     KerasTensor x = conv(input, filters, 3, stride, base + "_conv1");
@@ -100,8 +101,8 @@ std::shared_ptr<Model> resnet(int resnet_size, const ResnetOptions& options) {
   const int64_t filters[] = {16, 32, 64};
   for (int stage = 0; stage < 3; ++stage) {
     for (int i = 0; i < blocks; ++i) {
-      const bool downsample = stage > 0 && i == 0;
-      x = b.block(x, filters[stage], downsample ? 2 : 1, downsample,
+      const bool first = i == 0;
+      x = b.block(x, filters[stage], first && stage > 0 ? 2 : 1, /*project=*/first,
                   "res" + std::to_string(stage + 2) + "_block" + std::to_string(i));
     }
   }
@@ -109,8 +110,9 @@ std::shared_ptr<Model> resnet(int resnet_size, const ResnetOptions& options) {
   auto fc = std::make_shared<Dense>(
       options.num_classes, DenseOptions()
                                .activation(options.head_activation)
-                               .kernel_initializer(initializers::he_normal())
+                               .kernel_initializer(initializers::random_normal(0.0, 0.01))
                                .kernel_regularizer(regularizers::l2(options.weight_decay))
+                               .bias_regularizer(regularizers::l2(options.weight_decay))
                                .name("fc" + std::to_string(options.num_classes)));
   KerasTensor outputs = (*fc)(x);
   return std::make_shared<Model>(inputs, outputs, "resnet" + std::to_string(resnet_size));
