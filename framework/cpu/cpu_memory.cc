@@ -1,10 +1,9 @@
 // CPU memory: 64-byte aligned (one cache line, one AVX-512 register) so vector loops and oneDNN
-// get aligned data.
-#include <cstdlib>
+// get aligned data; large blocks are cached for reuse (cpu_caching_allocator.h).
 #include <cstring>
-#include <new>
 
 #include "framework/cpu/cpu_backend.h"
+#include "framework/cpu/cpu_caching_allocator.h"
 
 namespace strata {
 
@@ -13,16 +12,9 @@ CpuBackend& cpu_backend() {
   return backend;
 }
 
-void* CpuBackend::allocate(size_t nbytes, Device) {
-  const size_t rounded = ((nbytes + 63) / 64) * 64;
-  void* p = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
-  if (p == nullptr) {
-    throw Error("CPU allocator: out of memory allocating " + std::to_string(nbytes) + " bytes");
-  }
-  return p;
-}
+void* CpuBackend::allocate(size_t nbytes, Device) { return cpu::cached_allocate(nbytes); }
 
-void CpuBackend::deallocate(void* ptr, size_t, Device) { std::free(ptr); }
+void CpuBackend::deallocate(void* ptr, size_t nbytes, Device) { cpu::cached_deallocate(ptr, nbytes); }
 
 void CpuBackend::copy_bytes(const void* src, Device, void* dst, Device, size_t nbytes) {
   if (nbytes) std::memcpy(dst, src, nbytes);
