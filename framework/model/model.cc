@@ -37,10 +37,9 @@ std::string Model::to_json(int indent) const {
 }
 
 std::vector<Tensor> Model::call_outputs(const std::vector<Tensor>& inputs, bool training) {
-  if (graph_) {
-    // Through Layer::operator() for the first output's bookkeeping, then the graph for all.
-    return graph_->run(inputs, training, name());
-  }
+  // A functional model runs its graph directly (every output); other models go through
+  // Layer::operator() (build on first use) and have one output.
+  if (graph_) return graph_->run(inputs, training, name());
   return {(*this)(inputs, training)};
 }
 
