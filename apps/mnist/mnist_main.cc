@@ -15,7 +15,7 @@
 #include <fstream>
 #include <iostream>
 
-#include "apps/common/flags.h"
+#include "apps/common/main_guard.h"
 
 using namespace strata;
 
@@ -62,7 +62,7 @@ std::shared_ptr<Sequential> conv_pool() {
 
 }  // namespace
 
-int main(int argc, char** argv) try {
+static int run(int argc, char** argv) {
   apps::Flags flags("mnist", "Trains a CNN on MNIST or Fashion-MNIST and prints test_accuracy.");
   std::string& model_name = flags.add_string("model", "convnet", "Model to train.", {"seed_cnn", "convnet", "conv_pool"});
   std::string& dataset = flags.add_string("dataset", "mnist", "Data set.", {"mnist", "fashion_mnist"});
@@ -115,10 +115,8 @@ int main(int argc, char** argv) try {
   }
   std::printf("test_accuracy=%.4f\n", scores.at("accuracy"));
   return 0;
-} catch (const apps::FlagError& e) {
-  std::cerr << "error: " << e.what() << "\n";
-  return 2;
-} catch (const strata::Error& e) {
-  std::cerr << "error: " << e.what() << "\n";
-  return 1;
+}
+
+int main(int argc, char** argv) {
+  return apps::guarded_main([&] { return run(argc, argv); });
 }

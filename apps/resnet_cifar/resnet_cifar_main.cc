@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "apps/common/flags.h"
+#include "apps/common/main_guard.h"
 #include "apps/resnet_cifar/cifar_input.h"
 #include "apps/resnet_cifar/resnet_model.h"
 
@@ -134,7 +134,7 @@ int64_t count(const std::vector<VariablePtr>& vars) {
 
 }  // namespace
 
-int main(int argc, char** argv) try {
+static int run(int argc, char** argv) {
   apps::Flags flags("resnet_cifar",
                     "Trains a ResNet on CIFAR-10 (TensorFlow's official resnet_cifar_main.py).");
   std::string& data_dir = flags.add_string(
@@ -288,10 +288,8 @@ int main(int argc, char** argv) try {
                 scores.at("loss"), scores.at("accuracy"));
   }
   return 0;
-} catch (const apps::FlagError& e) {
-  std::cerr << "error: " << e.what() << "\n";
-  return 2;
-} catch (const strata::Error& e) {
-  std::cerr << "error: " << e.what() << "\n";
-  return 1;
+}
+
+int main(int argc, char** argv) {
+  return apps::guarded_main([&] { return run(argc, argv); });
 }

@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "framework/config/json.h"
 #include "framework/core/error.h"
 
 namespace strata::preprocessing {
@@ -173,5 +174,22 @@ class IndexLookup {
   std::unordered_map<T, int64_t> index_;
   bool static_ = false, has_vocab_ = false;
 };
+
+// The config keys StringLookup and IntegerLookup share (Keras' IndexLookup base), written into
+// `c`; each layer adds its own (encoding, vocabulary_dtype, oov_method).
+template <typename Options, typename Table>
+void add_index_lookup_config(Json& c, const Options& o, const Table& table) {
+  c.set("invert", o.invert_);
+  c.set("max_tokens", o.max_tokens_ ? Json(*o.max_tokens_) : Json());
+  c.set("num_oov_indices", o.num_oov_indices_);
+  c.set("oov_token", o.oov_token_);
+  c.set("mask_token", o.mask_token_ ? Json(*o.mask_token_) : Json());
+  c.set("output_mode", o.output_mode_);
+  c.set("sparse", false);
+  c.set("pad_to_max_tokens", false);
+  c.set("idf_weights", Json());
+  c.set("vocabulary", table.has_vocabulary() ? Json(table.get_vocabulary(false)) : Json());
+  c.set("vocabulary_size", table.has_vocabulary() ? Json(table.vocabulary_size()) : Json());
+}
 
 }  // namespace strata::preprocessing

@@ -50,18 +50,8 @@ int64_t IntegerLookup::vocabulary_size() const { return table_.vocabulary_size()
 
 Json IntegerLookup::get_config() const {
   Json c = Layer::get_config();
-  c.set("invert", options_.invert_);
-  c.set("max_tokens", options_.max_tokens_ ? Json(*options_.max_tokens_) : Json());
-  c.set("num_oov_indices", options_.num_oov_indices_);
-  c.set("oov_token", options_.oov_token_);
-  c.set("mask_token", options_.mask_token_ ? Json(*options_.mask_token_) : Json());
-  c.set("output_mode", options_.output_mode_);
-  c.set("sparse", false);
-  c.set("pad_to_max_tokens", false);
+  preprocessing::add_index_lookup_config(c, options_, table_);
   c.set("vocabulary_dtype", "int64");
-  c.set("idf_weights", Json());
-  c.set("vocabulary", table_.has_vocabulary() ? Json(table_.get_vocabulary(false)) : Json());
-  c.set("vocabulary_size", table_.has_vocabulary() ? Json(vocabulary_size()) : Json());
   c.set("oov_method", "floormod");
   return c;
 }

@@ -71,17 +71,7 @@ int64_t StringLookup::vocabulary_size() const { return table_.vocabulary_size();
 
 Json StringLookup::get_config() const {
   Json c = Layer::get_config();
-  c.set("invert", options_.invert_);
-  c.set("max_tokens", options_.max_tokens_ ? Json(*options_.max_tokens_) : Json());
-  c.set("num_oov_indices", options_.num_oov_indices_);
-  c.set("oov_token", options_.oov_token_);
-  c.set("mask_token", options_.mask_token_ ? Json(*options_.mask_token_) : Json());
-  c.set("output_mode", options_.output_mode_);
-  c.set("sparse", false);
-  c.set("pad_to_max_tokens", false);
-  c.set("idf_weights", Json());
-  c.set("vocabulary", table_.has_vocabulary() ? Json(table_.get_vocabulary(false)) : Json());
-  c.set("vocabulary_size", table_.has_vocabulary() ? Json(vocabulary_size()) : Json());
+  preprocessing::add_index_lookup_config(c, options_, table_);
   c.set("encoding", "utf-8");
   return c;
 }

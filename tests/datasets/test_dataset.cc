@@ -7,26 +7,15 @@
 #include <vector>
 
 #include "framework/data/dataset.h"
+#include "datasets/dataset_test_utils.h"
 #include "support/test_helpers.h"
 
 namespace strata::data {
 namespace {
 
 using strata::testing::expect_error;
-
-Dataset range_ds(int64_t n) {
-  std::vector<int64_t> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[size_t(i)] = i;
-  return Dataset::from_tensor_slices({Tensor::from_vector(v)});
-}
-
-// The scalar value of component 0 of each element of a pass.
-std::vector<int64_t> scalars(const Dataset& ds) {
-  std::vector<int64_t> out;
-  auto it = ds.make_iterator();
-  while (auto e = it->next()) out.push_back((*e)[0].item<int64_t>());
-  return out;
-}
+using testing::range_ds;
+using testing::scalars;
 
 std::vector<int64_t> iota(int64_t a, int64_t b, int64_t step = 1) {
   std::vector<int64_t> v;
