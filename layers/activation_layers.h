@@ -19,6 +19,7 @@ class ActivationLayer : public Layer {
   std::string class_name() const override { return "Activation"; }
   Json get_config() const override;
   const std::string& activation() const { return activation_; }
+  bool is_plain_relu() const override { return activation_ == "relu"; }
 
  protected:
   Tensor call(const Tensor& x, bool training) override;
@@ -48,6 +49,9 @@ class ReLU : public Layer {
   static std::shared_ptr<Layer> from_config(const Json& config);
   std::string class_name() const override { return "ReLU"; }
   Json get_config() const override;
+  bool is_plain_relu() const override {
+    return !options_.max_value_ && options_.negative_slope_ == 0 && options_.threshold_ == 0;
+  }
 
  protected:
   Tensor call(const Tensor& x, bool training) override;

@@ -59,6 +59,15 @@ void BatchNormalization::build(const Shape& s) {
 }
 
 Tensor BatchNormalization::call(const Tensor& x, bool training) {
+  return normalize(x, training, /*then_relu=*/false);
+}
+
+Tensor BatchNormalization::call_fused_relu(const std::vector<Tensor>& xs, bool training) {
+  if (xs.size() != 1) wrong_input_count(1, xs.size());
+  return normalize(xs[0], training, /*then_relu=*/true);
+}
+
+Tensor BatchNormalization::normalize(const Tensor& x, bool training, bool then_relu) {
   if (x.rank() < 2 || x.shape()[x.rank() - 1] != channels_) {
     throw ShapeError(describe(*this) + ": expected inputs with " + std::to_string(channels_) +
                      " channels on the last axis, got shape " + x.shape().to_string());
@@ -68,9 +77,11 @@ Tensor BatchNormalization::call(const Tensor& x, bool training) {
   const float eps = float(options_.epsilon_);
   // A frozen BN runs in inference mode even when training (Keras' fine-tuning behaviour).
   if (!training || !trainable()) {
-    return batch_norm_inference(x, gamma, beta, moving_mean_->value(), moving_variance_->value(), eps);
+    const Tensor y =
+        batch_norm_inference(x, gamma, beta, moving_mean_->value(), moving_variance_->value(), eps);
+    return then_relu ? relu(y) : y;
   }
-  BatchNormResult r = batch_norm_training(x, gamma, beta, eps);
+  BatchNormResult r = batch_norm_training(x, gamma, beta, eps, then_relu);
   {
     NoGradGuard no_grad;
     const double m = options_.momentum_;

@@ -49,6 +49,7 @@ class BatchNormalization : public Layer {
   Json get_config() const override;
   // Moving statistics stay non-trainable when the layer is unfrozen (Keras).
   void set_trainable(bool trainable) override;
+  bool can_fuse_relu() const override { return true; }
 
   const VariablePtr& gamma() const { return gamma_; }
   const VariablePtr& beta() const { return beta_; }
@@ -58,8 +59,12 @@ class BatchNormalization : public Layer {
  protected:
   void build(const Shape& input_shape) override;
   Tensor call(const Tensor& x, bool training) override;
+  // relu(call(x)); training uses the backend's fused batch-norm + ReLU kernel.
+  Tensor call_fused_relu(const std::vector<Tensor>& xs, bool training) override;
 
  private:
+  Tensor normalize(const Tensor& x, bool training, bool then_relu);
+
   BatchNormalizationOptions options_;
   int64_t channels_ = 0;
   VariablePtr gamma_, beta_, moving_mean_, moving_variance_;

@@ -1,6 +1,7 @@
 #include "layers/merging.h"
 
 #include "framework/ops/math_ops.h"
+#include "framework/ops/nn_ops.h"
 #include "framework/ops/shape_ops.h"
 #include "layers/layer_utils.h"
 
@@ -53,6 +54,13 @@ Tensor Add::merge(const std::vector<Tensor>& xs) const {
   Tensor y = xs[0];
   for (size_t i = 1; i < xs.size(); ++i) y = y + xs[i];
   return y;
+}
+
+Tensor Add::call_fused_relu(const std::vector<Tensor>& xs, bool) {
+  check_shapes(shapes_of(xs));
+  Tensor partial = xs[0];
+  for (size_t i = 1; i + 1 < xs.size(); ++i) partial = partial + xs[i];
+  return add_relu(partial, xs.back());
 }
 
 Tensor Subtract::merge(const std::vector<Tensor>& xs) const { return xs[0] - xs[1]; }

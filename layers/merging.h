@@ -28,9 +28,12 @@ class Add : public ElementwiseMerge {
   explicit Add(const std::string& name = "") : ElementwiseMerge("add", name) {}
   static std::shared_ptr<Layer> from_config(const Json& config);
   std::string class_name() const override { return "Add"; }
+  bool can_fuse_relu() const override { return true; }
 
  protected:
   Tensor merge(const std::vector<Tensor>& xs) const override;
+  // The last sum and the ReLU in one kernel (residual blocks).
+  Tensor call_fused_relu(const std::vector<Tensor>& xs, bool training) override;
 };
 
 // inputs[0] - inputs[1]; exactly two inputs.

@@ -65,8 +65,8 @@ void Backend::pool2d_backward(PoolKind, const Tensor&, const Tensor&, const Tens
                               const Pool2DParams&, Tensor&) {
   unimplemented("pool2d_backward");
 }
-void Backend::batch_norm_training(const Tensor&, const Tensor&, const Tensor&, float, Tensor&,
-                                  Tensor&, Tensor&) {
+Tensor Backend::batch_norm_training(const Tensor&, const Tensor&, const Tensor&, float, bool,
+                                    Tensor&, Tensor&, Tensor&) {
   unimplemented("batch_norm");
 }
 void Backend::batch_norm_inference(const Tensor&, const Tensor&, const Tensor&, const Tensor&,
@@ -74,7 +74,7 @@ void Backend::batch_norm_inference(const Tensor&, const Tensor&, const Tensor&, 
   unimplemented("batch_norm");
 }
 void Backend::batch_norm_backward(const Tensor&, const Tensor&, const Tensor&, const Tensor&,
-                                  const Tensor&, float, Tensor&, Tensor&, Tensor&) {
+                                  const Tensor&, float, const Tensor&, Tensor&, Tensor&, Tensor&) {
   unimplemented("batch_norm_backward");
 }
 void Backend::activation_forward(Activation, const Tensor&, float, Tensor&) {

@@ -94,16 +94,22 @@ class Backend {
                                const Tensor& workspace, const Pool2DParams& p, Tensor& dx);
 
   // ---- batch normalisation over all axes but the last (channels-last) ----
-  // Training: normalises with batch statistics, writes them to mean / variance (biased).
-  virtual void batch_norm_training(const Tensor& x, const Tensor& gamma, const Tensor& beta,
-                                   float epsilon, Tensor& y, Tensor& mean, Tensor& variance);
+  // Training: normalises with batch statistics, writes them to mean / variance (biased). With
+  // fuse_relu, y = relu(batch_norm(x)) in the same pass (what cuDNN's BN_ACTIVATION and oneDNN's
+  // fuse_norm_relu do) and the returned opaque workspace (the ReLU mask) is what
+  // batch_norm_backward needs; without it the returned tensor is undefined.
+  virtual Tensor batch_norm_training(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                     float epsilon, bool fuse_relu, Tensor& y, Tensor& mean,
+                                     Tensor& variance);
   virtual void batch_norm_inference(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                                     const Tensor& mean, const Tensor& variance, float epsilon,
                                     Tensor& y);
-  // Backward of batch_norm_training given its saved batch statistics.
+  // Backward of batch_norm_training given its saved batch statistics; `relu_workspace` is the
+  // fused forward's workspace (dy is then the gradient of the ReLU's output), else undefined.
   virtual void batch_norm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
                                    const Tensor& mean, const Tensor& variance, float epsilon,
-                                   Tensor& dx, Tensor& dgamma, Tensor& dbeta);
+                                   const Tensor& relu_workspace, Tensor& dx, Tensor& dgamma,
+                                   Tensor& dbeta);
 
   // ---- activations (oneDNN eltwise / cuDNN) ----
   // alpha: negative slope for leaky_relu, alpha for elu.

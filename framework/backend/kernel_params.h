@@ -13,6 +13,7 @@ enum class UnaryOp : uint8_t {
 
 enum class BinaryOp : uint8_t {
   kAdd, kSub, kMul, kDiv, kPow, kMaximum, kMinimum, kFloorMod,
+  kAddReLU,  // max(a + b, 0), floating only: the fused residual Add -> ReLU
   // Comparisons and logic produce bool.
   kEqual, kNotEqual, kLess, kLessEqual, kGreater, kGreaterEqual, kLogicalAnd, kLogicalOr,
 };

@@ -64,14 +64,16 @@ class CpuBackend final : public Backend {
   void pool2d_backward(PoolKind kind, const Tensor& x, const Tensor& y, const Tensor& dy,
                        const Tensor& workspace, const Pool2DParams& p, Tensor& dx) override;
   // cpu_dnnl_batch_norm.cc
-  void batch_norm_training(const Tensor& x, const Tensor& gamma, const Tensor& beta, float epsilon,
-                           Tensor& y, Tensor& mean, Tensor& variance) override;
+  Tensor batch_norm_training(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                             float epsilon, bool fuse_relu, Tensor& y, Tensor& mean,
+                             Tensor& variance) override;
   void batch_norm_inference(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                             const Tensor& mean, const Tensor& variance, float epsilon,
                             Tensor& y) override;
   void batch_norm_backward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
-                           const Tensor& mean, const Tensor& variance, float epsilon, Tensor& dx,
-                           Tensor& dgamma, Tensor& dbeta) override;
+                           const Tensor& mean, const Tensor& variance, float epsilon,
+                           const Tensor& relu_workspace, Tensor& dx, Tensor& dgamma,
+                           Tensor& dbeta) override;
   // cpu_dnnl_eltwise.cc
   void activation_forward(Activation act, const Tensor& x, float alpha, Tensor& y) override;
   void activation_backward(Activation act, const Tensor& x, const Tensor& y, const Tensor& dy,

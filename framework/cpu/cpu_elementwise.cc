@@ -275,6 +275,11 @@ void binary_typed(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
         return run_binary<T, T>(a, b, out, [](C x, C y) { return C(std::pow(x, y)); });
       case BinaryOp::kFloorMod:
         return run_binary<T, T>(a, b, out, [](C x, C y) { return float_floormod(x, y); });
+      case BinaryOp::kAddReLU:  // NaN propagates, as relu(NaN) does
+        return run_binary<T, T>(a, b, out, [](C x, C y) {
+          const C s = x + y;
+          return (s > C(0) || s != s) ? s : C(0);
+        });
       default: break;
     }
   } else if constexpr (kInt) {

@@ -53,6 +53,25 @@ FunctionalGraph::FunctionalGraph(std::vector<KerasTensor> inputs, std::vector<Ke
       stack.pop_back();
     }
   }
+  plan_relu_fusion();
+}
+
+void FunctionalGraph::plan_relu_fusion() {
+  // How many readers each node output has inside this graph (the model's outputs count).
+  std::map<std::pair<const FunctionalNode*, int>, int> readers;
+  for (const auto& node : order_) {
+    for (const KerasTensor& k : node->inputs) ++readers[{k.node().get(), k.index()}];
+  }
+  for (const KerasTensor& k : outputs_) ++readers[{k.node().get(), k.index()}];
+  for (const auto& node : order_) {
+    if (node->inputs.size() != 1 || !node->layer->is_plain_relu()) continue;
+    const KerasTensor& in = node->inputs[0];
+    const FunctionalNode* producer = in.node().get();
+    if (!producer->layer || !producer->layer->can_fuse_relu()) continue;  // an Input, or unable
+    if (readers[{producer, in.index()}] != 1 || fused_relu_of_.count(producer)) continue;
+    fused_relu_of_[producer] = node.get();
+    computed_by_fusion_.insert(node.get());
+  }
 }
 
 std::vector<Tensor> FunctionalGraph::run(const std::vector<Tensor>& inputs, bool training,
@@ -76,9 +95,15 @@ std::vector<Tensor> FunctionalGraph::run(const std::vector<Tensor>& inputs, bool
     values[{inputs_[i].node().get(), inputs_[i].index()}] = x;
   }
   for (const auto& node : order_) {
+    if (computed_by_fusion_.count(node.get())) continue;
     std::vector<Tensor> args;
     for (const KerasTensor& k : node->inputs) args.push_back(values.at({k.node().get(), k.index()}));
-    values[{node.get(), 0}] = (*node->layer)(args, training);
+    const auto fused = fused_relu_of_.find(node.get());
+    if (fused != fused_relu_of_.end()) {
+      values[{fused->second, 0}] = node->layer->call_then_relu(args, training);
+    } else {
+      values[{node.get(), 0}] = (*node->layer)(args, training);
+    }
   }
   std::vector<Tensor> out;
   for (const KerasTensor& k : outputs_) out.push_back(values.at({k.node().get(), k.index()}));

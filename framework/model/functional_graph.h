@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,10 +34,16 @@ class FunctionalGraph {
 
  private:
   std::string node_name(const FunctionalNode* node) const;
+  // Finds the (layer, ReLU layer) node pairs run() computes with one fused call.
+  void plan_relu_fusion();
 
   std::vector<KerasTensor> inputs_, outputs_;
   std::vector<std::shared_ptr<FunctionalNode>> order_;  // layer nodes, execution order
   std::vector<std::shared_ptr<Layer>> layers_;
+  // For node i of order_: the ReLU node whose value node i computes along with its own (its own
+  // value is then never materialised), and whether node i is such a ReLU, already computed.
+  std::map<const FunctionalNode*, const FunctionalNode*> fused_relu_of_;
+  std::set<const FunctionalNode*> computed_by_fusion_;
 };
 
 }  // namespace strata

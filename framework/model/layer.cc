@@ -6,6 +6,7 @@
 
 #include "framework/autograd/grad_mode.h"
 #include "framework/ops/creation.h"
+#include "framework/ops/nn_ops.h"
 #include "framework/variables/creator_stack.h"
 
 namespace strata {
@@ -79,6 +80,18 @@ Tensor Layer::operator()(const Tensor& x, bool training) {
 }
 
 Tensor Layer::operator()(const std::vector<Tensor>& xs, bool training) {
+  return invoke(xs, training, /*then_relu=*/false);
+}
+
+Tensor Layer::call_then_relu(const std::vector<Tensor>& xs, bool training) {
+  return invoke(xs, training, /*then_relu=*/true);
+}
+
+Tensor Layer::call_fused_relu(const std::vector<Tensor>& xs, bool training) {
+  return relu(xs.size() == 1 ? call(xs[0], training) : call_multi(xs, training));
+}
+
+Tensor Layer::invoke(const std::vector<Tensor>& xs, bool training, bool then_relu) {
   std::vector<Shape> shapes;
   for (const Tensor& x : xs) {
     if (!x.defined()) throw ValueError("Layer '" + name_ + "': called on an undefined tensor");
@@ -86,7 +99,8 @@ Tensor Layer::operator()(const std::vector<Tensor>& xs, bool training) {
   }
   maybe_build(shapes);
   activity_losses_.clear();
-  Tensor y = xs.size() == 1 ? call(xs[0], training) : call_multi(xs, training);
+  Tensor y = then_relu ? call_fused_relu(xs, training)
+                       : xs.size() == 1 ? call(xs[0], training) : call_multi(xs, training);
   output_shape_ = with_unknown_batch(y.shape());
   return y;
 }

@@ -75,12 +75,25 @@ class Layer : public std::enable_shared_from_this<Layer> {
   // The output shape of the last call (batch dim -1), for summary(); empty before any call.
   const Shape& output_shape() const { return output_shape_; }
 
+  // ---- ReLU fusion (what TensorFlow's grappler remapper does for FusedBatchNorm + Relu) ----
+  // A functional model folds a ReLU layer into the layer before it when that layer applies the
+  // ReLU inside its own kernel and nothing else reads its pre-activation output: one pass over
+  // the activations instead of three per training step.
+  // True when this layer computes exactly max(x, 0) (no cap, slope or threshold).
+  virtual bool is_plain_relu() const { return false; }
+  // True when this layer overrides call_fused_relu().
+  virtual bool can_fuse_relu() const { return false; }
+  // relu(layer(xs, training)); builds and checks like operator().
+  Tensor call_then_relu(const std::vector<Tensor>& xs, bool training);
+
  protected:
   // Creates the layer's state for inputs of `input_shape` (batch dim included).
   virtual void build(const Shape& input_shape) {}
   virtual void build_multi(const std::vector<Shape>& input_shapes);  // default: one input
   virtual Tensor call(const Tensor& x, bool training);                // default: error
   virtual Tensor call_multi(const std::vector<Tensor>& xs, bool training);  // default: one input
+  // relu(call_multi(xs)) in fewer passes; only called when can_fuse_relu(). Default: unfused.
+  virtual Tensor call_fused_relu(const std::vector<Tensor>& xs, bool training);
 
   // The only way a layer creates state: names it "<layer name>/<name>" and runs the
   // variable-creator stack.
@@ -104,6 +117,7 @@ class Layer : public std::enable_shared_from_this<Layer> {
 
  private:
   void maybe_build(const std::vector<Shape>& shapes);
+  Tensor invoke(const std::vector<Tensor>& xs, bool training, bool then_relu);
 
   std::string name_;
   bool built_ = false;

@@ -4,6 +4,7 @@
 
 #include "framework/autograd/node.h"
 #include "framework/backend/backend.h"
+#include "framework/ops/math_ops.h"
 #include "framework/ops/nn_ops.h"
 #include "framework/ops/op_checks.h"
 
@@ -25,6 +26,27 @@ Tensor activation(const Tensor& x, Activation act, float alpha) {
 }
 
 Tensor relu(const Tensor& x) { return activation(x, Activation::kReLU); }
+
+Tensor add_relu(const Tensor& a, const Tensor& b) {
+  ops_detail::check_defined(a, "add_relu");
+  ops_detail::check_defined(b, "add_relu");
+  ops_detail::check_same_device(a, b, "add_relu");
+  ops_detail::check_same_dtype(a, b, "add_relu");
+  ops_detail::require_floating(a, "add_relu");
+  Tensor y = Tensor::empty(broadcast_shapes(a.shape(), b.shape(), "add_relu"), a.dtype(),
+                           a.device());
+  backend_for(a).binary(BinaryOp::kAddReLU, a, b, y);
+  autograd::record(y, "add_relu", {a, b},
+                   [y = y.alias(), sa = a.shape(), sb = b.shape()](
+                       const Tensor& dy, const autograd::NeedsGrad& needs) -> std::vector<Tensor> {
+                     // relu'(a + b) is 1 exactly where y > 0, so y stands in for the sum.
+                     Tensor ds = Tensor::empty(y.shape(), y.dtype(), y.device());
+                     backend_for(y).activation_backward(Activation::kReLU, y, y, dy, 0.0f, ds);
+                     return {needs[0] ? sum_to_shape(ds, sa) : Tensor(),
+                             needs[1] ? sum_to_shape(ds, sb) : Tensor()};
+                   });
+  return y;
+}
 Tensor leaky_relu(const Tensor& x, float alpha) {
   return activation(x, Activation::kLeakyReLU, alpha);
 }

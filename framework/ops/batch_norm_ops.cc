@@ -52,25 +52,27 @@ Tensor sum_rows(const Tensor& t) {
 }  // namespace
 
 BatchNormResult batch_norm_training(const Tensor& x, const Tensor& gamma, const Tensor& beta,
-                                    float epsilon) {
+                                    float epsilon, bool fuse_relu) {
   check_batch_norm_args("batch_norm_training", x, epsilon, {{"gamma", &gamma}, {"beta", &beta}});
   const int64_t c = x.dim(-1);
   BatchNormResult r;
   r.y = Tensor::empty(x.shape(), x.dtype(), x.device());
   r.mean = Tensor::empty(Shape{c}, x.dtype(), x.device());
   r.variance = Tensor::empty(Shape{c}, x.dtype(), x.device());
-  backend_for(x).batch_norm_training(x, gamma, beta, epsilon, r.y, r.mean, r.variance);
+  const Tensor relu_workspace = backend_for(x).batch_norm_training(
+      x, gamma, beta, epsilon, fuse_relu, r.y, r.mean, r.variance);
   autograd::record(
-      r.y, "batch_norm_training", {x, gamma, beta},
+      r.y, fuse_relu ? "batch_norm_relu_training" : "batch_norm_training", {x, gamma, beta},
       [x = x.alias(), gamma = gamma.alias(), mean = r.mean.alias(),
-       variance = r.variance.alias(), epsilon](const Tensor& dy, const autograd::NeedsGrad&)
+       variance = r.variance.alias(), relu_workspace,
+       epsilon](const Tensor& dy, const autograd::NeedsGrad&)
           -> std::vector<Tensor> {
         // One fused kernel gives all three; cheaper than skipping the unneeded ones.
         Tensor dx = Tensor::empty(x.shape(), x.dtype(), x.device());
         Tensor dgamma = Tensor::empty(gamma.shape(), gamma.dtype(), gamma.device());
         Tensor dbeta = Tensor::empty(gamma.shape(), gamma.dtype(), gamma.device());
-        backend_for(x).batch_norm_backward(x, dy, gamma, mean, variance, epsilon, dx, dgamma,
-                                           dbeta);
+        backend_for(x).batch_norm_backward(x, dy, gamma, mean, variance, epsilon,
+                                           relu_workspace, dx, dgamma, dbeta);
         return {dx, dgamma, dbeta};
       });
   return r;

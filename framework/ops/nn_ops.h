@@ -35,8 +35,9 @@ ConvGeometry conv_geometry(int64_t in, int window, int stride, int dilation,
 struct BatchNormResult {
   Tensor y, mean, variance;
 };
+// With fuse_relu, y = relu(batch_norm(x)) computed in one kernel (forward and backward).
 BatchNormResult batch_norm_training(const Tensor& x, const Tensor& gamma, const Tensor& beta,
-                                    float epsilon = 1e-3f);
+                                    float epsilon = 1e-3f, bool fuse_relu = false);
 Tensor batch_norm_inference(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                             const Tensor& moving_mean, const Tensor& moving_variance,
                             float epsilon = 1e-3f);
@@ -44,6 +45,9 @@ Tensor batch_norm_inference(const Tensor& x, const Tensor& gamma, const Tensor& 
 // Activations (oneDNN eltwise on the CPU).
 Tensor activation(const Tensor& x, Activation act, float alpha = 0.0f);
 Tensor relu(const Tensor& x);
+// relu(a + b) in one pass over memory, with a one-pass backward (residual blocks' Add -> ReLU).
+// a and b broadcast as in add().
+Tensor add_relu(const Tensor& a, const Tensor& b);
 Tensor leaky_relu(const Tensor& x, float alpha = 0.2f);
 Tensor elu(const Tensor& x, float alpha = 1.0f);
 Tensor selu(const Tensor& x);

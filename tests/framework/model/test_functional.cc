@@ -43,6 +43,51 @@ TEST(Functional, ResidualBranchAndSharedLayer) {
   for (const Tensor& g : grads) EXPECT_TRUE(g.defined());
 }
 
+// A functional model folds BatchNormalization -> ReLU and Add -> ReLU into fused kernels, but
+// only where nothing else reads the pre-activation value; results and gradients are those of
+// the layers called one by one.
+TEST(Functional, ReluFusionGivesTheUnfusedResults) {
+  set_random_seed(5);
+  auto in = Input({4, 4, 3});
+  auto conv = std::make_shared<Conv2D>(8, 3, Conv2DOptions().padding("same"));
+  auto bn1 = std::make_shared<BatchNormalization>();
+  auto relu1 = std::make_shared<ActivationLayer>("relu");
+  auto bn2 = std::make_shared<BatchNormalization>();
+  auto relu2 = std::make_shared<ReLU>();
+  auto proj = std::make_shared<Conv2D>(8, 1);
+  auto add = std::make_shared<Add>();
+  auto relu3 = std::make_shared<ReLU>();
+  auto leaky = std::make_shared<ReLU>(ReLUOptions().negative_slope(0.1));  // not plain
+  auto pool = std::make_shared<GlobalAveragePooling2D>();
+  auto bn1_out = (*bn1)((*conv)(in));
+  auto h = (*relu1)(bn1_out);          // fusable
+  auto bn2_out = (*bn2)(h);
+  auto h2 = (*relu2)(bn2_out);         // not fused: bn2_out is read twice
+  auto sum = (*add)(std::vector<KerasTensor>{h2, (*proj)(bn2_out)});
+  auto out = (*pool)((*leaky)((*relu3)(sum)));  // Add -> ReLU fusable, leaky ReLU not
+  Model model(in, out);
+
+  const Tensor x = random_normal({2, 4, 4, 3});
+  auto eager = [&](bool training) {
+    const Tensor b1 = (*bn1)((*conv)(x, training), training);
+    const Tensor b2 = (*bn2)((*relu1)(b1), training);
+    const Tensor s = (*add)(std::vector<Tensor>{(*relu2)(b2), (*proj)(b2)}, training);
+    return (*pool)((*leaky)((*relu3)(s)));
+  };
+  for (bool training : {false, true}) {
+    SCOPED_TRACE(training ? "training" : "inference");
+    GradientTape tape1(/*persistent=*/false);
+    const Tensor y_model = model(x, training);
+    auto g_model = tape1.gradient(reduce_sum(y_model * y_model), model.trainable_variables());
+    GradientTape tape2(/*persistent=*/false);
+    const Tensor y_eager = eager(training);
+    auto g_eager = tape2.gradient(reduce_sum(y_eager * y_eager), model.trainable_variables());
+    testing::expect_all_close(y_model, y_eager, 1e-5, 1e-6);
+    ASSERT_EQ(g_model.size(), g_eager.size());
+    for (size_t i = 0; i < g_model.size(); ++i) testing::expect_all_close(g_model[i], g_eager[i], 1e-4, 1e-5);
+  }
+}
+
 TEST(Functional, ChecksInputShapesAndCasts) {
   auto in = Input({3});
   Model model(in, (*std::make_shared<Dense>(1))(in));

@@ -93,6 +93,27 @@ TEST(Activations, Gradients) {
   }
 }
 
+TEST(Activations, AddReluIsReluOfSum) {
+  const Tensor a = test_input({4, 10});
+  const Tensor b = random_normal({4, 10}, 0, 1, float32, 5);
+  expect_all_close(add_relu(a, b), relu(a + b), 0, 0);
+  // Broadcasting as add(): a bias row over every row.
+  const Tensor row = random_normal({10}, 0, 1, float32, 6);
+  expect_all_close(add_relu(a, row), relu(a + row), 0, 0);
+  EXPECT_THROW(add_relu(a, zeros({3})), ShapeError);
+  EXPECT_THROW(add_relu(ones({2}, int64), ones({2}, int64)), DTypeError);
+}
+
+TEST(Activations, AddReluGradients) {
+  const testing::GradCheckOptions opts{1e-2, 2e-2, 2e-3};
+  expect_gradients_match(
+      "add_relu", [](const std::vector<Tensor>& in) { return add_relu(in[0], in[1]); },
+      {test_input({4, 10}), random_normal({4, 10}, 0, 1, float32, 7)}, opts);
+  expect_gradients_match(
+      "add_relu (broadcast)", [](const std::vector<Tensor>& in) { return add_relu(in[0], in[1]); },
+      {test_input({4, 10}), random_normal({10}, 0, 1, float32, 8)}, opts);
+}
+
 TEST(Activations, FromName) {
   EXPECT_EQ(activation_from_name("relu"), Activation::kReLU);
   EXPECT_EQ(activation_from_name("linear"), Activation::kLinear);

@@ -105,6 +105,47 @@ TEST(BatchNorm, InferenceGradients) {
       opts);
 }
 
+// The fused batch-norm + ReLU kernel gives relu(batch_norm(x)) and its gradients.
+TEST(BatchNorm, FusedReluMatchesUnfused) {
+  for (const Shape& shape : {Shape{4, 5, 5, 16}, Shape{6, 3}}) {
+    SCOPED_TRACE(shape.to_string());
+    const int64_t c = shape[shape.rank() - 1];
+    const Tensor x = random_normal(shape, 0.5, 2.0, float32, 31);
+    const Tensor gamma = random_uniform({c}, 0.5, 1.5, float32, 32);
+    const Tensor beta = random_normal({c}, 0, 1, float32, 33);
+    const Tensor weighting = random_normal(shape, 0, 1, float32, 34);
+    auto grads_of = [&](bool fused) {
+      GradientTape tape(/*persistent=*/false);
+      for (const Tensor& t : {x, gamma, beta}) tape.watch(t);
+      const BatchNormResult r = batch_norm_training(x, gamma, beta, 1e-3f, fused);
+      const Tensor y = fused ? r.y : relu(r.y);
+      std::vector<Tensor> out = tape.gradient(reduce_sum(y * weighting), {x, gamma, beta});
+      out.insert(out.begin(), y);
+      out.push_back(r.mean);
+      out.push_back(r.variance);
+      return out;
+    };
+    const std::vector<Tensor> fused = grads_of(true), unfused = grads_of(false);
+    const char* names[] = {"y", "dx", "dgamma", "dbeta", "mean", "variance"};
+    for (size_t i = 0; i < fused.size(); ++i) {
+      SCOPED_TRACE(names[i]);
+      expect_all_close(fused[i], unfused[i], 1e-5, 1e-5);
+    }
+  }
+}
+
+TEST(BatchNorm, FusedReluGradients) {
+  const testing::GradCheckOptions opts{1e-2, 2e-2, 2e-3};
+  expect_gradients_match(
+      "batch_norm_training(fuse_relu)",
+      [](const std::vector<Tensor>& in) {
+        return batch_norm_training(in[0], in[1], in[2], 1e-3f, /*fuse_relu=*/true).y;
+      },
+      {random_normal({2, 3, 2, 3}, 0, 1, float32, 41), random_uniform({3}, 0.5, 1.5, float32, 42),
+       random_normal({3}, 0, 1, float32, 43)},
+      opts);
+}
+
 TEST(BatchNorm, Errors) {
   expect_error<ShapeError>([] { batch_norm_training(zeros({4, 3}), ones({4}), zeros({3})); },
                            {"batch_norm_training", "[4]", "[4,3]"});
