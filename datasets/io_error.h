@@ -1,15 +1,5 @@
-// IOError: a file or directory the caller named cannot be found, opened, read or written.
-// Malformed contents (bad magic number, truncated data, labels out of range) are ValueErrors;
-// IOError is for the cases where the bytes never arrive, like Python's OSError.
+// IOError now lives in framework/core/error.h (checkpoints raise it too); this header stays so
+// existing includes keep working.
 #pragma once
 
 #include "framework/core/error.h"
-
-namespace strata {
-
-class IOError : public Error {
- public:
-  using Error::Error;
-};
-
-}  // namespace strata

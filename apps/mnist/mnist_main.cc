@@ -9,6 +9,11 @@
 //   conv_pool: two "same"-padded Conv2D+MaxPooling2D blocks, Dense(256), Dropout(0.4),
 //             Dense(10, softmax); for Fashion-MNIST.
 // Data: scripts/get_datasets mnist|fashion_mnist (or --data_dir).
+//
+// With --model_dir the run is restartable: it keeps a backup there (BackupAndRestore), so a run
+// killed at any moment and started again with the same command resumes where it was and ends
+// with the same weights; it also writes per-epoch checkpoints, TensorBoard logs, history.csv and
+// the final model.h5 (Keras' HDF5 layout).
 #include <strata/strata.h>
 
 #include <filesystem>
@@ -69,7 +74,12 @@ static int run(int argc, char** argv) {
   std::string& data_dir = flags.add_string("data_dir", "", "Folder with the IDX files (default: $STRATA_DATA_DIR/<dataset>, then ~/.strata/datasets/<dataset>).");
   int64_t& epochs = flags.add_int("epochs", 15, "Training epochs.");
   int64_t& batch_size = flags.add_int("batch_size", 128, "Batch size.");
-  std::string& model_dir = flags.add_string("model_dir", "", "If set, model.json and history.csv are written here.");
+  std::string& model_dir = flags.add_string(
+      "model_dir", "",
+      "If set: backup/ (resume after a kill: run the same command again), "
+      "checkpoints/ckpt-<epoch>.h5, logs/ (TensorBoard), history.csv, model.json and model.h5.");
+  std::string& backup_freq = flags.add_string(
+      "backup_freq", "epoch", "With --model_dir: back up at each epoch end ('epoch') or every N batches.");
   int64_t& seed = flags.add_int("seed", 42, "Random seed (weights, shuffling, dropout).");
   int64_t& verbose = flags.add_int("verbose", 1, "0 silent, 1 progress bar, 2 one line per epoch.");
   flags.parse(argc, argv);
@@ -92,26 +102,39 @@ static int run(int argc, char** argv) {
   model->compile("adam",
                  std::make_shared<losses::SparseCategoricalCrossentropy>(/*from_logits=*/model_name == "seed_cnn"),
                  {"accuracy"});
-  History history = model->fit(x_train, y_train, FitOptions()
-                                                     .batch_size(batch_size)
-                                                     .epochs(int(epochs))
-                                                     .validation_split(0.1)
-                                                     .verbose(int(verbose)));
+  std::vector<CallbackPtr> callbacks;
+  const std::filesystem::path dir(model_dir);
+  if (!model_dir.empty()) {
+    BackupAndRestoreOptions backup;
+    if (backup_freq == "epoch") {
+      backup.save_freq("epoch");
+    } else {
+      try {
+        backup.save_freq(std::stoll(backup_freq));
+      } catch (const std::logic_error&) {
+        throw apps::FlagError("--backup_freq must be 'epoch' or a number of batches, got '" +
+                              backup_freq + "'");
+      }
+    }
+    std::filesystem::create_directories(dir / "checkpoints");
+    std::ofstream(dir / "model.json") << model->to_json(2) << "\n";
+    callbacks = {std::make_shared<BackupAndRestore>((dir / "backup").string(), backup),
+                 std::make_shared<ModelCheckpoint>((dir / "checkpoints" / "ckpt-{epoch:02d}.h5").string()),
+                 std::make_shared<TensorBoard>((dir / "logs").string()),
+                 // append: a resumed run continues the file instead of starting it again
+                 std::make_shared<CSVLogger>((dir / "history.csv").string(), ",", /*append=*/true)};
+  }
+  model->fit(x_train, y_train, FitOptions()
+                                   .batch_size(batch_size)
+                                   .epochs(int(epochs))
+                                   .validation_split(0.1)
+                                   .callbacks(callbacks)
+                                   .verbose(int(verbose)));
   auto scores = model->evaluate(x_test, y_test, EvaluateOptions().batch_size(batch_size).verbose(0));
   std::printf("test_loss=%.4f\n", scores.at("loss"));
-
   if (!model_dir.empty()) {
-    std::filesystem::create_directories(model_dir);
-    std::ofstream(std::filesystem::path(model_dir) / "model.json") << model->to_json(2) << "\n";
-    std::ofstream csv(std::filesystem::path(model_dir) / "history.csv");
-    csv << "epoch";
-    for (const auto& [k, v] : history.history) csv << "," << k;
-    csv << "\n";
-    for (size_t e = 0; e < history.epoch.size(); ++e) {
-      csv << history.epoch[e];
-      for (const auto& [k, v] : history.history) csv << "," << v[e];
-      csv << "\n";
-    }
+    model->save((dir / "model.h5").string());
+    std::printf("saved %s\n", (dir / "model.h5").string().c_str());
   }
   std::printf("test_accuracy=%.4f\n", scores.at("accuracy"));
   return 0;

@@ -12,6 +12,9 @@
 //   resnet_cifar --use_synthetic_data --train_steps 20 --batch_size 32
 // Data: scripts/get_datasets cifar10 (or --data_dir). Prints examples/sec every --log_steps
 // steps (the official TimeHistory callback) and the evaluation loss and accuracy at the end.
+//
+// --model_dir makes the run restartable and keeps its results (see the flag's help);
+// --eval_only evaluates the model.h5 a finished run left in --model_dir.
 #include <strata/strata.h>
 
 #include <algorithm>
@@ -96,30 +99,6 @@ class TimeHistory : public Callback {
   Clock::time_point window_start_, epoch_start_, last_batch_end_;
 };
 
-// Keras' CSVLogger: one row per epoch (epoch, then the logs' keys in order), flushed each epoch.
-class CsvLogger : public Callback {
- public:
-  explicit CsvLogger(const std::filesystem::path& path) : path_(path), out_(path) {
-    if (!out_) throw ValueError("cannot write " + path.string());
-  }
-  void on_epoch_end(int epoch, const Logs& logs) override {
-    if (!header_written_) {
-      out_ << "epoch";
-      for (const auto& [k, v] : logs.items()) out_ << "," << k;
-      out_ << "\n";
-      header_written_ = true;
-    }
-    out_ << epoch;
-    for (const auto& [k, v] : logs.items()) out_ << "," << v;
-    out_ << std::endl;
-  }
-
- private:
-  std::filesystem::path path_;
-  std::ofstream out_;
-  bool header_written_ = false;
-};
-
 std::string with_commas(int64_t v) {
   std::string s = std::to_string(v);
   for (int i = int(s.size()) - 3; i > 0; i -= 3) s.insert(size_t(i), ",");
@@ -142,7 +121,12 @@ static int run(int argc, char** argv) {
       "Folder holding cifar-10-batches-bin/ (or that folder). Default: $STRATA_DATA_DIR/cifar10, "
       "then ~/.strata/datasets/cifar10.");
   std::string& model_dir = flags.add_string(
-      "model_dir", "", "If set, model.json and training_log.csv (one row per epoch) are written here.");
+      "model_dir", "",
+      "If set: backup/ (a killed run resumes when started again with the same command), "
+      "model.ckpt-<epoch>.h5 weights each epoch, logs/ for TensorBoard, training_log.csv, "
+      "model.json, and model.h5 (the whole model, Keras' HDF5 layout) at the end.");
+  bool& eval_only = flags.add_bool(
+      "eval_only", false, "Skip training: load <model_dir>/model.h5 and evaluate it on the test set.");
   int64_t& batch_size = flags.add_int("batch_size", 128, "Batch size for training and evaluation.");
   int64_t& train_epochs = flags.add_int("train_epochs", 182, "Number of epochs to train.");
   int64_t& train_steps = flags.add_int(
@@ -218,6 +202,21 @@ static int run(int argc, char** argv) {
     eval_ds = resnet_cifar::eval_dataset(test.first, test.second, batch_size);
   }
 
+  const std::filesystem::path dir(model_dir);
+  if (eval_only) {
+    if (model_dir.empty()) throw apps::FlagError("--eval_only needs --model_dir (where model.h5 is)");
+    if (skip_eval) throw apps::FlagError("--eval_only and --skip_eval contradict each other");
+    std::shared_ptr<Model> saved = load_model((dir / "model.h5").string());
+    EvaluateOptions eval_options = EvaluateOptions().verbose(0);
+    if (eval_steps > 0) eval_options.steps(eval_steps);
+    const auto start = Clock::now();
+    const auto scores = saved->evaluate(*eval_ds, eval_options);
+    std::printf("Evaluation of %s (%.2fs): loss %.4f, accuracy %.4f\n",
+                (dir / "model.h5").string().c_str(), seconds_since(start), scores.at("loss"),
+                scores.at("accuracy"));
+    return 0;
+  }
+
   // ---- model ----
   std::shared_ptr<Model> model = resnet_cifar::resnet(int(resnet_size));
   const int64_t trainable = count(model->trainable_weights());
@@ -255,9 +254,15 @@ static int run(int argc, char** argv) {
   auto time_history = std::make_shared<TimeHistory>(batch_size, log_steps);
   std::vector<CallbackPtr> callbacks{time_history};
   if (!model_dir.empty()) {
-    std::filesystem::create_directories(model_dir);
-    std::ofstream(std::filesystem::path(model_dir) / "model.json") << model->to_json(2) << "\n";
-    callbacks.push_back(std::make_shared<CsvLogger>(std::filesystem::path(model_dir) / "training_log.csv"));
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "model.json") << model->to_json(2) << "\n";
+    // BackupAndRestore first: on resume it restores the state the other callbacks then see.
+    callbacks.insert(callbacks.begin(), std::make_shared<BackupAndRestore>((dir / "backup").string()));
+    callbacks.push_back(std::make_shared<ModelCheckpoint>(
+        (dir / "model.ckpt-{epoch:04d}.h5").string(), ModelCheckpointOptions().save_weights_only(true)));
+    callbacks.push_back(std::make_shared<TensorBoard>((dir / "logs").string()));
+    callbacks.push_back(
+        std::make_shared<CSVLogger>((dir / "training_log.csv").string(), ",", /*append=*/true));
   }
 
   FitOptions fit_options = FitOptions()
@@ -270,6 +275,7 @@ static int run(int argc, char** argv) {
     if (eval_steps > 0) fit_options.validation_steps(eval_steps);
   }
   model->fit(*train_ds, fit_options);
+  if (!model_dir.empty()) model->save((dir / "model.h5").string());
 
   const int64_t steps = time_history->global_steps();
   std::printf("Trained %lld steps (%lld examples) in %.2fs: %.1f examples/sec overall, "

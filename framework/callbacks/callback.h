@@ -29,6 +29,9 @@ class Callback {
   virtual void on_predict_end(const Logs& logs) {}
   virtual void on_predict_batch_begin(int batch, const Logs& logs) {}
   virtual void on_predict_batch_end(int batch, const Logs& logs) {}
+  // fit() received SIGTERM or SIGINT (`signal`): the current step has finished and fit() is
+  // about to stop with TrainingInterrupted; save whatever must survive (BackupAndRestore).
+  virtual void on_preemption(int signal) {}
 
   // Training parameters Keras passes to callbacks: epochs, steps (per epoch; -1 unknown),
   // verbose.
@@ -70,6 +73,7 @@ class CallbackList : public Callback {
   void on_predict_end(const Logs& l) override { for (auto& c : callbacks_) c->on_predict_end(l); }
   void on_predict_batch_begin(int b, const Logs& l) override { for (auto& c : callbacks_) c->on_predict_batch_begin(b, l); }
   void on_predict_batch_end(int b, const Logs& l) override { for (auto& c : callbacks_) c->on_predict_batch_end(b, l); }
+  void on_preemption(int s) override { for (auto& c : callbacks_) c->on_preemption(s); }
   void set_params(const Params& p) override {
     Callback::set_params(p);
     for (auto& c : callbacks_) c->set_params(p);

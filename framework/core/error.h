@@ -49,6 +49,26 @@ class StateError : public Error {
   using Error::Error;
 };
 
+// A file or directory the caller named cannot be found, opened, read or written (Python's
+// OSError). Malformed contents (bad magic number, truncated data, labels out of range, a corrupt
+// checkpoint) are ValueErrors.
+class IOError : public Error {
+ public:
+  using Error::Error;
+};
+
+// fit() stopped early because the process received SIGTERM or SIGINT (a scheduler's
+// preemption, Ctrl-C): the current step finished and callbacks saved what they save on
+// preemption (BackupAndRestore writes its backup). Apps exit with 128 + signal().
+class TrainingInterrupted : public Error {
+ public:
+  TrainingInterrupted(const std::string& what, int signal) : Error(what), signal_(signal) {}
+  int signal() const { return signal_; }
+
+ private:
+  int signal_;
+};
+
 // A violated internal invariant: a bug in Strata, not in the caller's code.
 class InternalError : public std::logic_error {
  public:

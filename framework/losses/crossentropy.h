@@ -36,6 +36,8 @@ class SparseCategoricalCrossentropy : public Loss {
       bool from_logits = false, Reduction reduction = Reduction::kSumOverBatchSize,
       std::string name = "sparse_categorical_crossentropy", double label_smoothing = 0.0);
   Tensor call(const Tensor& y_true, const Tensor& y_pred) const override;
+  std::string class_name() const override { return "SparseCategoricalCrossentropy"; }
+  Json get_config() const override;
 
   bool from_logits() const { return from_logits_; }
 
@@ -51,6 +53,8 @@ class CategoricalCrossentropy : public Loss {
                                    Reduction reduction = Reduction::kSumOverBatchSize,
                                    std::string name = "categorical_crossentropy");
   Tensor call(const Tensor& y_true, const Tensor& y_pred) const override;
+  std::string class_name() const override { return "CategoricalCrossentropy"; }
+  Json get_config() const override;
 
  private:
   bool from_logits_;
@@ -64,6 +68,8 @@ class BinaryCrossentropy : public Loss {
                               int axis = -1, Reduction reduction = Reduction::kSumOverBatchSize,
                               std::string name = "binary_crossentropy");
   Tensor call(const Tensor& y_true, const Tensor& y_pred) const override;
+  std::string class_name() const override { return "BinaryCrossentropy"; }
+  Json get_config() const override;
 
  private:
   bool from_logits_;

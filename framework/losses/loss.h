@@ -9,6 +9,7 @@
 
 #include <string>
 
+#include "framework/config/json.h"
 #include "framework/core/tensor.h"
 #include "framework/losses/reduction.h"
 
@@ -28,6 +29,10 @@ class Loss {
 
   const std::string& name() const { return name_; }
   Reduction reduction() const { return reduction_; }
+  // Keras' class name ("SparseCategoricalCrossentropy", ...) and config ({"reduction", "name",
+  // ...the loss's own arguments}); losses::deserialize() rebuilds the object from both.
+  virtual std::string class_name() const = 0;
+  virtual Json get_config() const;
 
  protected:
   Loss(std::string name, Reduction reduction) : name_(std::move(name)), reduction_(reduction) {}

@@ -13,4 +13,10 @@ namespace strata::losses {
 // ("mse", "MSE", "mae", "MAE", "huber_loss"). Throws ValueError listing the valid names.
 std::shared_ptr<Loss> get(const std::string& identifier);
 
+// Keras' serialize / deserialize: {"class_name": "SparseCategoricalCrossentropy", "config":
+// {"reduction": ..., "name": ..., "from_logits": true, ...}}. deserialize also takes a plain
+// name string (what compile("...") stores).
+Json serialize(const Loss& loss);
+std::shared_ptr<Loss> deserialize(const Json& config);
+
 }  // namespace strata::losses

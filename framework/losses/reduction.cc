@@ -8,12 +8,15 @@
 namespace strata::losses {
 
 Reduction reduction_from_name(const std::string& name) {
-  if (name == "sum_over_batch_size" || name == "mean") return Reduction::kSumOverBatchSize;
+  // "auto": what Keras 2 writes in saved configs (sum over batch size outside a strategy).
+  if (name == "sum_over_batch_size" || name == "mean" || name == "auto") {
+    return Reduction::kSumOverBatchSize;
+  }
   if (name == "sum") return Reduction::kSum;
   if (name == "none") return Reduction::kNone;
   if (name == "mean_with_sample_weight") return Reduction::kMeanWithSampleWeight;
   throw ValueError("Loss: invalid reduction '" + name +
-                   "'; expected one of sum_over_batch_size, sum, none, mean, "
+                   "'; expected one of sum_over_batch_size, sum, none, mean, auto, "
                    "mean_with_sample_weight");
 }
 

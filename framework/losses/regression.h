@@ -29,6 +29,7 @@ class MeanSquaredError : public Loss {
   explicit MeanSquaredError(Reduction reduction = Reduction::kSumOverBatchSize,
                             std::string name = "mean_squared_error");
   Tensor call(const Tensor& y_true, const Tensor& y_pred) const override;
+  std::string class_name() const override { return "MeanSquaredError"; }
 };
 
 class MeanAbsoluteError : public Loss {
@@ -36,6 +37,7 @@ class MeanAbsoluteError : public Loss {
   explicit MeanAbsoluteError(Reduction reduction = Reduction::kSumOverBatchSize,
                              std::string name = "mean_absolute_error");
   Tensor call(const Tensor& y_true, const Tensor& y_pred) const override;
+  std::string class_name() const override { return "MeanAbsoluteError"; }
 };
 
 class Huber : public Loss {
@@ -43,6 +45,8 @@ class Huber : public Loss {
   explicit Huber(double delta = 1.0, Reduction reduction = Reduction::kSumOverBatchSize,
                  std::string name = "huber_loss");
   Tensor call(const Tensor& y_true, const Tensor& y_pred) const override;
+  std::string class_name() const override { return "Huber"; }
+  Json get_config() const override;
   double delta() const { return delta_; }
 
  private:

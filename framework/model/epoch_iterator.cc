@@ -49,9 +49,52 @@ EpochIterator::EpochIterator(data::Dataset dataset, int64_t steps_per_epoch, con
 
 void EpochIterator::begin_epoch() {
   step_ = 0;
+  // With a Dataset and steps_per_epoch, one pass spans epochs (Keras); otherwise each epoch is
+  // a new pass.
+  if (!dataset_ || !iterator_ || steps_per_epoch_ <= 0) start_pass();
+}
+
+void EpochIterator::begin_epoch_at(const DataPosition& position, int64_t step_in_epoch) {
+  set_generator_state(position.pass_rng);
+  start_pass();
+  for (int64_t i = 0; i < position.consumed; ++i) {
+    if (dataset_) {
+      if (!iterator_->next()) {
+        throw ValueError("Model.fit: cannot resume: the dataset now has fewer than " +
+                         std::to_string(position.consumed) + " batches in a pass; resume with "
+                         "the input pipeline the backup was made with");
+      }
+    }
+    ++consumed_;
+  }
+  step_ = step_in_epoch;
+}
+
+DataPosition EpochIterator::position() const {
+  return DataPosition{pass_rng_, consumed_, dataset_ && steps_per_epoch_ > 0};
+}
+
+std::optional<data::Element> EpochIterator::peek() const {
+  if (!dataset_) {
+    data::Element batch;
+    for (const Tensor& c : components_) batch.push_back(c.slice(0, std::min(n_, batch_size_)));
+    return batch;
+  }
+  const GeneratorState saved = get_generator_state();
+  std::optional<data::Element> first;
+  {
+    std::unique_ptr<data::Iterator> it = dataset_->make_iterator();
+    first = it->next();
+  }  // the iterator (and any background thread of it) is gone before the state is restored
+  set_generator_state(saved);
+  return first;
+}
+
+void EpochIterator::start_pass() {
+  pass_rng_ = get_generator_state();
+  consumed_ = 0;
   if (dataset_) {
-    // With steps_per_epoch, one pass spans epochs (Keras); otherwise each epoch is a new pass.
-    if (!iterator_ || steps_per_epoch_ <= 0) iterator_ = dataset_->make_iterator();
+    iterator_ = dataset_->make_iterator();
     return;
   }
   order_.resize(size_t(n_));
@@ -69,16 +112,20 @@ std::optional<data::Element> EpochIterator::next() {
   if (dataset_) {
     std::optional<data::Element> e = iterator_->next();
     if (!e && steps_per_epoch_ > 0) {  // a finite dataset ran out: start it again
-      iterator_ = dataset_->make_iterator();
+      start_pass();
       e = iterator_->next();
     }
-    if (e) ++step_;
+    if (e) {
+      ++step_;
+      ++consumed_;
+    }
     return e;
   }
   // Tensors: with steps_per_epoch beyond one pass, wrap around the (same) order.
-  const int64_t start = (step_ * batch_size_) % n_;
+  const int64_t start = (consumed_ * batch_size_) % n_;
   const int64_t end = std::min(n_, start + batch_size_);
   ++step_;
+  ++consumed_;
   data::Element batch;
   if (!shuffle_) {
     for (const Tensor& c : components_) batch.push_back(c.slice(start, end));  // views

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "framework/data/dataset.h"
+#include "framework/model/training_progress.h"
 
 namespace strata {
 
@@ -21,7 +22,15 @@ class EpochIterator {
 
   // Starts an epoch; then next() gives its batches until nullopt.
   void begin_epoch();
+  // Starts an epoch in the middle, exactly where an earlier run was at `position` (saved with
+  // position()): remakes that pass with its generator state and skips the batches already
+  // drawn from it; `step_in_epoch` batches of this epoch count as done.
+  void begin_epoch_at(const DataPosition& position, int64_t step_in_epoch);
   std::optional<data::Element> next();
+  DataPosition position() const;
+  // The first batch of a fresh pass, leaving this iterator and the global generator as they
+  // were (fit builds an unbuilt model from it before callbacks run).
+  std::optional<data::Element> peek() const;
   // Steps in an epoch, or -1 when unknown (a dataset of unknown cardinality).
   int64_t steps() const { return steps_; }
 
@@ -33,6 +42,9 @@ class EpochIterator {
   bool shuffle_ = false;
   int64_t step_ = 0;
   std::vector<int64_t> order_;
+  void start_pass();
+  GeneratorState pass_rng_;
+  int64_t consumed_ = 0;  // batches drawn from the current pass
 };
 
 // Keras' validation_split: the last `fraction` of the samples (before any shuffling).

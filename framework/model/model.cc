@@ -56,6 +56,29 @@ Tensor Model::call_multi(const std::vector<Tensor>& xs, bool training) {
                    " inputs; a subclassed model taking several inputs must override call_multi()");
 }
 
+std::vector<Tensor> Model::get_weights() const {
+  std::vector<Tensor> values;
+  for (const VariablePtr& v : weights()) values.push_back(v->read_value());
+  return values;
+}
+
+void Model::set_weights(const std::vector<Tensor>& values) {
+  const std::vector<VariablePtr> vars = weights();
+  if (values.size() != vars.size()) {
+    throw ValueError("Model '" + name() + "'.set_weights: expected " + std::to_string(vars.size()) +
+                     " arrays (one per weight, in weights() order), got " +
+                     std::to_string(values.size()));
+  }
+  for (size_t i = 0; i < vars.size(); ++i) {
+    if (values[i].shape() != vars[i]->shape()) {
+      throw ShapeError("Model '" + name() + "'.set_weights: weight '" + vars[i]->name() +
+                       "' has shape " + vars[i]->shape().to_string() + ", got an array of shape " +
+                       values[i].shape().to_string());
+    }
+  }
+  for (size_t i = 0; i < vars.size(); ++i) vars[i]->assign(values[i].cast(vars[i]->dtype()));
+}
+
 std::vector<std::shared_ptr<Layer>> Model::layers() const {
   if (graph_) return graph_->layers();
   return sublayers();

@@ -20,9 +20,11 @@
 #include "framework/callbacks/logs.h"
 #include "framework/model/layer.h"
 #include "framework/model/training_args.h"
+#include "framework/model/training_progress.h"
 
 namespace strata {
 
+class EpochIterator;
 class FunctionalGraph;
 struct CompiledState;
 
@@ -84,10 +86,35 @@ class Model : public Layer {
   virtual Tensor predict_step(const data::Element& batch);
   // The current values of "loss" and the compiled metrics.
   Logs metrics_logs() const;
+  // Internal: what compile() set up (null before compile), for saving and the trainer.
+  const std::shared_ptr<CompiledState>& compiled_state() const { return compiled_; }
   void reset_metrics();
 
   // Set by callbacks (EarlyStopping, TerminateOnNaN) to end fit() after the current epoch/step.
   bool stop_training = false;
+
+  // Where the running fit() is (epoch, batch, input position), for callbacks that checkpoint.
+  const TrainingProgress& training_progress() const { return progress_; }
+  // Makes the current (when called from on_train_begin) or next fit() start at `point` instead
+  // of at initial_epoch: what BackupAndRestore does after restoring a backup.
+  void resume_at(const ResumePoint& point) { resume_point_ = point; }
+
+  // ---- weights and saving (Keras' HDF5 layouts; framework/saving/) ----
+  // Copies of every weight's value, in weights() order (Keras' get_weights).
+  std::vector<Tensor> get_weights() const;
+  // Assigns values in weights() order; the count and each shape must match (ValueError /
+  // ShapeError naming the weight).
+  void set_weights(const std::vector<Tensor>& values);
+  // Keras 2's weights file (root attribute layer_names, <layer>/<layer>/<weight>:0 datasets),
+  // or Keras 3's layout when `path` ends in ".weights.h5". The write is atomic: a temporary
+  // file in the same directory, flushed, fsync'ed and renamed over `path`.
+  void save_weights(const std::string& path) const;
+  // Reads either layout (and full-model files). by_name matches layers by name instead of
+  // order; skip_mismatch (with by_name) skips weights whose shape differs instead of throwing.
+  void load_weights(const std::string& path, bool by_name = false, bool skip_mismatch = false);
+  // The whole model in Keras 2's HDF5 layout: model_config, training_config, model_weights/,
+  // optimizer_weights/. Atomic like save_weights. Reload with load_model() (layers/load_model.h).
+  void save(const std::string& path) const;
 
  protected:
   Tensor call(const Tensor& x, bool training) override;
@@ -105,9 +132,13 @@ class Model : public Layer {
  private:
   friend class Trainer;
   void require_compiled(const char* method) const;
+  // The epoch loop behind both fit() overloads.
+  History run_fit(EpochIterator& train, EpochIterator* validation, const FitOptions& options);
 
   std::shared_ptr<FunctionalGraph> graph_;
   std::shared_ptr<CompiledState> compiled_;
+  TrainingProgress progress_;
+  std::optional<ResumePoint> resume_point_;
 };
 
 }  // namespace strata

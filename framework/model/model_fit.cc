@@ -1,11 +1,17 @@
 // The one training loop: fit, evaluate and predict for every kind of model (and, later, every
 // device and distribution strategy: they plug in around train_step, not here).
+#include <signal.h>
+
+#include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "framework/callbacks/progbar_logger.h"
 #include "framework/model/compiled_state.h"
 #include "framework/model/epoch_iterator.h"
 #include "framework/model/model.h"
+#include "framework/model/termination_signals.h"
+#include "framework/autograd/grad_mode.h"
 #include "framework/ops/shape_ops.h"
 
 namespace strata {
@@ -46,8 +52,7 @@ static Logs run_evaluation(Model& model, EpochIterator& it, CallbackList& callba
   return logs;
 }
 
-static History fit_loop(Model& model, EpochIterator& train, EpochIterator* validation,
-                        const FitOptions& o, const std::shared_ptr<CompiledState>& compiled) {
+History Model::run_fit(EpochIterator& train, EpochIterator* validation, const FitOptions& o) {
   if (o.epochs_ < 0 || o.initial_epoch_ < 0) {
     throw ValueError("Model.fit: epochs and initial_epoch must be >= 0, got " +
                      std::to_string(o.epochs_) + " and " + std::to_string(o.initial_epoch_));
@@ -56,29 +61,67 @@ static History fit_loop(Model& model, EpochIterator& train, EpochIterator* valid
     throw ValueError("Model.fit: validation_freq must be >= 1, got " + std::to_string(o.validation_freq_));
   }
   auto history = std::make_shared<History>();
-  CallbackList callbacks = make_callbacks(o.callbacks_, o.verbose_, &model, o.epochs_,
+  CallbackList callbacks = make_callbacks(o.callbacks_, o.verbose_, this, o.epochs_,
                                           train.steps(), history);
-  model.stop_training = false;
+  TerminationSignalScope signals;
+  stop_training = false;
+  progress_ = TrainingProgress{};
+  // As Keras, build the model from the data before any callback runs, so on_train_begin sees
+  // every weight (BackupAndRestore restores into them).
+  if (!built()) {
+    if (std::optional<data::Element> first = train.peek()) {
+      NoGradGuard no_grad;
+      predict_step(*first);
+    }
+  }
   callbacks.on_train_begin(Logs());
-  const int every = compiled->steps_per_execution;
-  for (int epoch = o.initial_epoch_; epoch < o.epochs_ && !model.stop_training; ++epoch) {
-    model.reset_metrics();
+  // A callback (BackupAndRestore) may have asked to resume from a backup.
+  std::optional<ResumePoint> resume = std::exchange(resume_point_, std::nullopt);
+  const int first_epoch = resume ? std::max(o.initial_epoch_, resume->epoch) : o.initial_epoch_;
+  const int every = compiled_->steps_per_execution;
+  for (int epoch = first_epoch; epoch < o.epochs_ && !stop_training; ++epoch) {
+    reset_metrics();
+    progress_.epoch = epoch;
+    progress_.step = 0;
+    const bool resuming = resume && resume->epoch == epoch;
+    if (resuming && (resume->step > 0 || resume->data.spans_epochs)) {
+      // Remake the pass the backup was in and skip what it had consumed; then the generator
+      // continues from where it was after the backup's last step (dropout masks, ...).
+      train.begin_epoch_at(resume->data, resume->step);
+      progress_.step = resume->step;
+      set_generator_state(resume->rng);
+    } else {
+      if (resuming) set_generator_state(resume->rng);
+      train.begin_epoch();
+    }
+    progress_.data = train.position();
     callbacks.on_epoch_begin(epoch, Logs());
-    train.begin_epoch();
-    int step = 0;
+    int step = int(progress_.step);
     while (auto batch = train.next()) {
       // Keras runs steps_per_execution steps between batch callbacks.
       const bool report = (step + 1) % every == 0 || step + 1 == train.steps();
       if (step % every == 0) callbacks.on_train_batch_begin(step, Logs());
-      model.train_step(*batch);
-      if (report) callbacks.on_train_batch_end(step, model.metrics_logs());
+      train_step(*batch);
+      progress_.step = step + 1;
+      progress_.data = train.position();
+      if (report) callbacks.on_train_batch_end(step, metrics_logs());
       ++step;
-      if (model.stop_training) break;
+      if (const int sig = TerminationSignalScope::pending()) {
+        callbacks.on_preemption(sig);
+        throw TrainingInterrupted(
+            std::string("Model.fit: stopped by ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
+                " after epoch " + std::to_string(epoch + 1) + ", batch " + std::to_string(step) +
+                " (callbacks saved what they save on preemption, e.g. BackupAndRestore's backup; "
+                "run the same command again to resume)",
+            sig);
+      }
+      if (stop_training) break;
     }
-    Logs epoch_logs = model.metrics_logs();
+    resume.reset();
+    Logs epoch_logs = metrics_logs();
     if (validation && (epoch + 1) % o.validation_freq_ == 0) {
-      CallbackList quiet = make_callbacks({}, 0, &model, o.epochs_, validation->steps(), nullptr);
-      const Logs val_logs = run_evaluation(model, *validation, quiet);
+      CallbackList quiet = make_callbacks({}, 0, this, o.epochs_, validation->steps(), nullptr);
+      const Logs val_logs = run_evaluation(*this, *validation, quiet);
       for (const auto& [k, v] : val_logs.items()) epoch_logs.set("val_" + k, v);
     }
     callbacks.on_epoch_end(epoch, epoch_logs);
@@ -108,7 +151,7 @@ History Model::fit(const Tensor& x, const Tensor& y, const FitOptions& o) {
   } else if (o.validation_dataset_) {
     val = std::make_unique<EpochIterator>(*o.validation_dataset_, o.validation_steps_, "fit");
   }
-  return fit_loop(*this, train, val.get(), o, compiled_);
+  return run_fit(train, val.get(), o);
 }
 
 History Model::fit(const data::Dataset& dataset, const FitOptions& o) {
@@ -126,7 +169,7 @@ History Model::fit(const data::Dataset& dataset, const FitOptions& o) {
         std::vector<Tensor>{o.validation_data_->first, o.validation_data_->second}, o.batch_size_,
         false, o.validation_steps_, "fit");
   }
-  return fit_loop(*this, train, val.get(), o, compiled_);
+  return run_fit(train, val.get(), o);
 }
 
 std::map<std::string, double> Model::evaluate(const Tensor& x, const Tensor& y,

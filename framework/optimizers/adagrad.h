@@ -26,6 +26,7 @@ class Adagrad : public Optimizer {
 
   double initial_accumulator_value() const { return initial_; }
   double epsilon() const { return epsilon_; }
+  Json get_config() const override;
 
  protected:
   std::vector<std::string> slot_names() const override { return {"accumulator"}; }

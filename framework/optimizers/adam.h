@@ -16,6 +16,7 @@ class Adam : public Optimizer {
   Adam(LearningRate learning_rate, const AdamOptions& options);
 
   const AdamHyperParameters& hyper_parameters() const { return hyper_; }
+  Json get_config() const override;
 
  protected:
   // For AdamW, which is Adam with a different class name and default weight decay.

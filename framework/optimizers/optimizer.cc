@@ -26,7 +26,8 @@ std::string opt_fmt(const std::optional<double>& v) { return v ? fmt(*v) : "None
 
 Optimizer::Optimizer(const std::string& class_name, LearningRate learning_rate,
                      const OptimizerConfig& config)
-    : name_(config.name.empty() ? class_name : config.name),
+    : class_name_(class_name),
+      name_(config.name.empty() ? class_name : config.name),
       learning_rate_(std::move(learning_rate)),
       config_(config) {
   const int clip_args = int(config.clipnorm.has_value()) + int(config.clipvalue.has_value()) +

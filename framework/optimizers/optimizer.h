@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "framework/backend/kernel_params.h"
+#include "framework/config/json.h"
 #include "framework/optimizers/learning_rate_schedule.h"
 #include "framework/optimizers/optimizer_options.h"
 #include "framework/variables/variable.h"
@@ -42,6 +43,12 @@ class Optimizer {
   void exclude_from_weight_decay(std::vector<std::string> var_names);
 
   const std::string& name() const { return name_; }
+  // Keras' class name: "SGD", "Adam", "AdamW", "RMSprop", "Adagrad".
+  const std::string& class_name() const { return class_name_; }
+  // Keras' optimizer config: {"name", "learning_rate" (a number, or a schedule as
+  // {"class_name", "config"}), "weight_decay", "clipnorm", "clipvalue", "global_clipnorm",
+  // ...the subclass's hyper-parameters}. optimizers::deserialize() rebuilds from it.
+  virtual Json get_config() const;
   // The number of updates applied so far: an int64 scalar Variable named "<name>/iter".
   const VariablePtr& iterations() const { return iterations_; }
   // iterations() read as a number.
@@ -84,6 +91,7 @@ class Optimizer {
   Slots& slots_for(const VariablePtr& var);
   bool decays(const Variable& var) const;
 
+  std::string class_name_;
   std::string name_;
   LearningRate learning_rate_;
   OptimizerConfig config_;

@@ -35,6 +35,7 @@ class RMSprop : public Optimizer {
   double momentum() const { return momentum_; }
   double epsilon() const { return epsilon_; }
   bool centered() const { return centered_; }
+  Json get_config() const override;
 
  protected:
   std::vector<std::string> slot_names() const override;

@@ -26,6 +26,7 @@ class SGD : public Optimizer {
 
   double momentum() const { return momentum_; }
   bool nesterov() const { return nesterov_; }
+  Json get_config() const override;
 
  protected:
   std::vector<std::string> slot_names() const override;

@@ -150,10 +150,8 @@ Tensor Normalization::variance() const {
 }
 
 Tensor Normalization::call(const Tensor& x, bool) {
-  if (!is_adapted()) {
-    throw ValueError("Normalization '" + name() + "' has no mean and variance yet: call "
-                     "adapt(data) on it before using it, or pass `mean` and `variance`");
-  }
+  // Not adapted yet: the initial mean 0 and variance 1 apply, as in Keras (a model being
+  // rebuilt by load_model is called before its statistics are loaded).
   if (x.rank() != build_shape_.rank()) {
     throw ShapeError("Normalization '" + name() + "': expected inputs of rank " +
                      std::to_string(build_shape_.rank()) + " (built for " +

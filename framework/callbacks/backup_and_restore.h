@@ -1,0 +1,55 @@
+// keras.callbacks.BackupAndRestore: fault tolerance for long runs. The callback keeps one backup
+// in `backup_dir` (weights, optimizer slots and step count, epoch and batch, the global random
+// generator, the learning rate, the input pipeline's position); when fit() starts and a backup
+// exists, training resumes exactly there, so a run killed at any moment (SIGKILL included) and
+// started again with the same command ends with the weights an uninterrupted run would have
+// had, bit for bit on the CPU. On SIGTERM / SIGINT fit() finishes its step, this callback
+// writes a backup (save_before_preemption) and fit() stops with TrainingInterrupted.
+//
+//   model.fit(x, y, FitOptions().epochs(10).callbacks({
+//       std::make_shared<BackupAndRestore>("/tmp/backup", BackupAndRestoreOptions().save_freq(100))}));
+#pragma once
+
+#include <string>
+
+#include "framework/callbacks/callback.h"
+
+namespace strata {
+
+struct BackupAndRestoreOptions {
+  int64_t save_freq_ = 0;  // 0: "epoch" (at each epoch end); N: every N batches as well
+  bool delete_checkpoint_ = true;
+  bool save_before_preemption_ = true;
+
+  // "epoch", or a positive number of batches.
+  BackupAndRestoreOptions& save_freq(const std::string& freq);
+  BackupAndRestoreOptions& save_freq(int64_t batches);
+  // Delete the backup when training ends normally (Keras' default).
+  BackupAndRestoreOptions& delete_checkpoint(bool v) { delete_checkpoint_ = v; return *this; }
+  BackupAndRestoreOptions& save_before_preemption(bool v) { save_before_preemption_ = v; return *this; }
+};
+
+class BackupAndRestore : public Callback {
+ public:
+  explicit BackupAndRestore(std::string backup_dir, const BackupAndRestoreOptions& options = {});
+
+  void on_train_begin(const Logs& logs) override;
+  void on_train_batch_end(int batch, const Logs& logs) override;
+  void on_epoch_end(int epoch, const Logs& logs) override;
+  void on_train_end(const Logs& logs) override;
+  void on_preemption(int signal) override;
+
+  // The backup file: <backup_dir>/backup.h5.
+  std::string backup_path() const;
+
+ private:
+  // Writes a backup from which training resumes at the model's current progress; with
+  // epoch_done, at the start of the next epoch.
+  void backup(bool epoch_done);
+
+  std::string backup_dir_;
+  BackupAndRestoreOptions options_;
+  int64_t batches_since_backup_ = 0;
+};
+
+}  // namespace strata

@@ -1,0 +1,38 @@
+// Where fit() is, precisely enough to resume it bit-identically: the epoch, the batches done in
+// it, the input pipeline's position and the global generator's state. fit() keeps a
+// TrainingProgress up to date; BackupAndRestore saves it and hands a ResumePoint back to the
+// next fit() (Model::resume_at), which skips to exactly that point.
+#pragma once
+
+#include <cstdint>
+
+#include "framework/core/random.h"
+
+namespace strata {
+
+// The input pipeline's position: the generator state just before the current pass over the data
+// was made (the shuffle of tensors, or the Dataset iterator), and the batches drawn from it.
+struct DataPosition {
+  GeneratorState pass_rng;
+  int64_t consumed = 0;
+  // True when one pass spans epochs (a Dataset with steps_per_epoch): the next epoch continues
+  // it instead of starting a new one.
+  bool spans_epochs = false;
+};
+
+struct TrainingProgress {
+  int epoch = 0;     // the current (0-based) epoch
+  int64_t step = 0;  // batches finished in it
+  DataPosition data;
+};
+
+// A point to restart training from: epoch `epoch` with `step` batches already done; `rng` is the
+// global generator's state at that point (taken after those batches).
+struct ResumePoint {
+  int epoch = 0;
+  int64_t step = 0;
+  DataPosition data;
+  GeneratorState rng;
+};
+
+}  // namespace strata

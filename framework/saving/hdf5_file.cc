@@ -1,0 +1,554 @@
+#include "framework/saving/hdf5_file.h"
+
+#include <hdf5.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "framework/core/error.h"
+
+namespace strata::saving::hdf5 {
+
+static_assert(sizeof(hid_t) == sizeof(int64_t), "HDF5 ids are carried as int64_t");
+
+namespace {
+
+// Never destroyed: handles closed from other static destructors at exit still find it.
+std::recursive_mutex& library_mutex() {
+  static auto* m = new std::recursive_mutex;
+  return *m;
+}
+
+void close_file(int64_t id) { H5Fclose(hid_t(id)); }
+void close_group(int64_t id) { H5Gclose(hid_t(id)); }
+void close_dataset(int64_t id) { H5Dclose(hid_t(id)); }
+void close_attribute(int64_t id) { H5Aclose(hid_t(id)); }
+void close_type(int64_t id) { H5Tclose(hid_t(id)); }
+void close_space(int64_t id) { H5Sclose(hid_t(id)); }
+void close_plist(int64_t id) { H5Pclose(hid_t(id)); }
+
+// The innermost (most specific) description on HDF5's error stack, e.g. "file signature not
+// found"; the stack is cleared.
+herr_t keep_innermost(unsigned, const H5E_error2_t* err, void* data) {
+  if (err->desc != nullptr && err->desc[0] != '\0') *static_cast<std::string*>(data) = err->desc;
+  return 0;
+}
+
+std::string hdf5_detail() {
+  std::string desc;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, keep_innermost, &desc);
+  H5Eclear2(H5E_DEFAULT);
+  return desc.empty() ? "" : " (HDF5: " + desc + ")";
+}
+
+// A handle owning `id`, or an invalid one when `id` is negative (an HDF5 failure).
+Handle own(hid_t id, void (*close)(int64_t)) {
+  return id < 0 ? Handle() : Handle(int64_t(id), close);
+}
+
+hid_t id_of(const Handle& h) { return hid_t(h.id()); }
+
+bool is_ascii(const std::string& s) {
+  return std::all_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+}
+
+H5T_cset_t charset_for(const std::vector<std::string>& values) {
+  return std::all_of(values.begin(), values.end(), is_ascii) ? H5T_CSET_ASCII : H5T_CSET_UTF8;
+}
+
+// Splits "a/b/c" into its non-empty components.
+std::vector<std::string> components(const std::string& path) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= path.size()) {
+    const size_t end = std::min(path.find('/', start), path.size());
+    if (end > start) out.push_back(path.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+// The HDF5 id type of the object at `name` below `loc`; H5I_BADID when there is none. Each link
+// on the path is checked first: H5Lexists fails (rather than answering false) when an
+// intermediate group is missing.
+H5I_type_t object_type(hid_t loc, const std::string& name) {
+  std::string prefix;
+  for (const std::string& c : components(name)) {
+    prefix += (prefix.empty() ? "" : "/") + c;
+    if (H5Lexists(loc, prefix.c_str(), H5P_DEFAULT) <= 0) {
+      H5Eclear2(H5E_DEFAULT);
+      return H5I_BADID;
+    }
+  }
+  if (prefix.empty()) return H5I_BADID;
+  const hid_t obj = H5Oopen(loc, prefix.c_str(), H5P_DEFAULT);
+  if (obj < 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return H5I_BADID;
+  }
+  const H5I_type_t type = H5Iget_type(obj);
+  H5Oclose(obj);
+  return type;
+}
+
+// Memory and file types of a tensor dtype as stored (see write_dataset for the widening).
+DType stored_dtype(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat16:
+    case DType::kBFloat16: return DType::kFloat32;
+    case DType::kBool: return DType::kUInt8;
+    default: return dtype;
+  }
+}
+
+hid_t memory_type(DType stored) {
+  switch (stored) {
+    case DType::kFloat32: return H5T_NATIVE_FLOAT;
+    case DType::kFloat64: return H5T_NATIVE_DOUBLE;
+    case DType::kInt32: return H5T_NATIVE_INT32;
+    case DType::kInt64: return H5T_NATIVE_INT64;
+    case DType::kUInt8: return H5T_NATIVE_UINT8;
+    default: break;
+  }
+  throw InternalError(std::string("hdf5: no memory type for ") + dtype_name(stored));
+}
+
+hid_t file_type(DType stored) {
+  switch (stored) {
+    case DType::kFloat32: return H5T_IEEE_F32LE;
+    case DType::kFloat64: return H5T_IEEE_F64LE;
+    case DType::kInt32: return H5T_STD_I32LE;
+    case DType::kInt64: return H5T_STD_I64LE;
+    case DType::kUInt8: return H5T_STD_U8LE;
+    default: break;
+  }
+  throw InternalError(std::string("hdf5: no file type for ") + dtype_name(stored));
+}
+
+Shape shape_of_space(hid_t space) {
+  const int rank = H5Sget_simple_extent_ndims(space);
+  if (rank <= 0) return Shape{};
+  std::vector<hsize_t> dims(size_t(rank), 0);
+  H5Sget_simple_extent_dims(space, dims.data(), nullptr);
+  std::vector<int64_t> out(dims.begin(), dims.end());
+  return Shape(out);
+}
+
+// A link-creation property list that creates missing groups on the way, as h5py does.
+Handle intermediate_groups() {
+  Handle lcpl = own(H5Pcreate(H5P_LINK_CREATE), close_plist);
+  if (lcpl.valid()) H5Pset_create_intermediate_group(id_of(lcpl), 1);
+  return lcpl;
+}
+
+// A variable-length C string type of `cset`.
+Handle vlen_string_type(H5T_cset_t cset) {
+  Handle type = own(H5Tcopy(H5T_C_S1), close_type);
+  if (type.valid()) {
+    H5Tset_size(id_of(type), H5T_VARIABLE);
+    H5Tset_cset(id_of(type), cset);
+  }
+  return type;
+}
+
+// Removes the padding of one fixed-length string as h5py/numpy do.
+std::string unpad(const char* data, size_t size, H5T_str_t pad) {
+  std::string s(data, size);
+  if (pad == H5T_STR_NULLTERM) {
+    const size_t nul = s.find('\0');
+    if (nul != std::string::npos) s.resize(nul);
+  } else {
+    const char filler = pad == H5T_STR_SPACEPAD ? ' ' : '\0';
+    while (!s.empty() && s.back() == filler) s.pop_back();
+  }
+  return s;
+}
+
+}  // namespace
+
+std::unique_lock<std::recursive_mutex> lock_library() {
+  std::unique_lock<std::recursive_mutex> lock(library_mutex());
+  // HDF5 would print its error stack to stderr on every failure; errors are reported as strata
+  // errors instead. The setting is per thread in thread-safe builds, so it is applied here.
+  thread_local bool silenced = false;
+  if (!silenced) {
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    silenced = true;
+  }
+  return lock;
+}
+
+// ---- Handle ----
+
+struct Handle::State {
+  State(int64_t i, void (*c)(int64_t)) : id(i), close(c) {}
+  State(const State&) = delete;  // exactly one State closes each id
+  State& operator=(const State&) = delete;
+  int64_t id;
+  void (*close)(int64_t);
+  bool owned = true;
+  ~State() {
+    if (!owned) return;
+    auto lock = lock_library();
+    close(id);
+    H5Eclear2(H5E_DEFAULT);
+  }
+};
+
+Handle::Handle(int64_t id, void (*close)(int64_t))
+    : state_(std::make_shared<State>(id, close)) {}
+
+int64_t Handle::id() const {
+  if (!state_) throw InternalError("hdf5: use of an invalid handle");
+  return state_->id;
+}
+
+void Handle::release() {
+  if (state_) state_->owned = false;
+}
+
+// ---- Group ----
+
+Group::Group(Handle handle, std::shared_ptr<const FileContext> file, std::string path)
+    : handle_(std::move(handle)), file_(std::move(file)), path_(std::move(path)) {}
+
+std::string Group::where(const std::string& name) const {
+  std::string p = path_;
+  if (!name.empty()) p += (p.back() == '/' ? "" : "/") + name;
+  return "'" + p + "' in '" + file_->path + "'";
+}
+
+void Group::fail(const std::string& what, const std::string& name) const {
+  const std::string detail = hdf5_detail();
+  if (file_->writable) {
+    throw IOError("Saving: cannot " + what + " " + where(name) + detail +
+                  "; check that the disk has space and the directory is writable");
+  }
+  throw ValueError("Loading: cannot " + what + " " + where(name) + detail +
+                   ": not a valid HDF5/Keras file (truncated, corrupt, or not written by "
+                   "save_weights()/save()/Keras)");
+}
+
+bool Group::has_group(const std::string& name) const {
+  auto lock = lock_library();
+  return object_type(id_of(handle_), name) == H5I_GROUP;
+}
+
+bool Group::has_dataset(const std::string& name) const {
+  auto lock = lock_library();
+  return object_type(id_of(handle_), name) == H5I_DATASET;
+}
+
+Group Group::open_group(const std::string& name) const {
+  auto lock = lock_library();
+  if (object_type(id_of(handle_), name) != H5I_GROUP) fail("find the group", name);
+  Handle g = own(H5Gopen2(id_of(handle_), name.c_str(), H5P_DEFAULT), close_group);
+  if (!g.valid()) fail("open the group", name);
+  return Group(std::move(g), file_, path_ + (path_.back() == '/' ? "" : "/") + name);
+}
+
+Group Group::create_group(const std::string& name) {
+  auto lock = lock_library();
+  if (object_type(id_of(handle_), name) != H5I_BADID) fail("create (it exists already)", name);
+  Handle lcpl = intermediate_groups();
+  Handle g = own(H5Gcreate2(id_of(handle_), name.c_str(), id_of(lcpl), H5P_DEFAULT, H5P_DEFAULT),
+                 close_group);
+  if (!g.valid()) fail("create the group", name);
+  return Group(std::move(g), file_, path_ + (path_.back() == '/' ? "" : "/") + name);
+}
+
+namespace {
+herr_t collect_link(hid_t, const char* name, const H5L_info_t*, void* data) {
+  static_cast<std::vector<std::string>*>(data)->emplace_back(name);
+  return 0;
+}
+herr_t collect_attribute(hid_t, const char* name, const H5A_info_t*, void* data) {
+  static_cast<std::vector<std::string>*>(data)->emplace_back(name);
+  return 0;
+}
+}  // namespace
+
+std::vector<std::string> Group::child_names() const {
+  auto lock = lock_library();
+  std::vector<std::string> names;
+  if (H5Literate(id_of(handle_), H5_INDEX_NAME, H5_ITER_INC, nullptr, collect_link, &names) < 0) {
+    fail("list the members of", "");
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+bool Group::has_attribute(const std::string& name) const {
+  auto lock = lock_library();
+  const htri_t exists = H5Aexists(id_of(handle_), name.c_str());
+  if (exists < 0) fail("look up the attribute", name);
+  return exists > 0;
+}
+
+std::vector<std::string> Group::attribute_names() const {
+  auto lock = lock_library();
+  std::vector<std::string> names;
+  if (H5Aiterate2(id_of(handle_), H5_INDEX_NAME, H5_ITER_INC, nullptr, collect_attribute, &names) <
+      0) {
+    fail("list the attributes of", "");
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::vector<std::string> Group::read_string_list(const std::string& name) const {
+  auto lock = lock_library();
+  Handle attr = own(H5Aopen(id_of(handle_), name.c_str(), H5P_DEFAULT), close_attribute);
+  if (!attr.valid()) fail("open the attribute", name);
+  Handle type = own(H5Aget_type(id_of(attr)), close_type);
+  Handle space = own(H5Aget_space(id_of(attr)), close_space);
+  if (!type.valid() || !space.valid()) fail("read the type of the attribute", name);
+  if (H5Sget_simple_extent_type(id_of(space)) == H5S_NULL) return {};  // h5py.Empty
+  const hssize_t count = H5Sget_simple_extent_npoints(id_of(space));
+  if (count < 0) fail("read the size of the attribute", name);
+  const size_t n = size_t(count);
+  const H5T_class_t cls = H5Tget_class(id_of(type));
+  if (cls != H5T_STRING) {
+    // h5py stores an empty Python list as np.asarray([]): float64 of shape (0,).
+    if (n == 0 && (cls == H5T_FLOAT || cls == H5T_INTEGER)) return {};
+    throw ValueError("Loading: attribute " + where(name) +
+                     " should hold strings but holds numbers: not a valid Keras file");
+  }
+  std::vector<std::string> out;
+  out.reserve(n);
+  if (n == 0) return out;
+  const htri_t variable = H5Tis_variable_str(id_of(type));
+  if (variable < 0) fail("read the type of the attribute", name);
+  if (variable > 0) {
+    Handle mem = vlen_string_type(H5Tget_cset(id_of(type)));
+    std::vector<char*> ptrs(n, nullptr);
+    if (!mem.valid() || H5Aread(id_of(attr), id_of(mem), ptrs.data()) < 0) {
+      fail("read the attribute", name);
+    }
+    for (char* p : ptrs) out.emplace_back(p != nullptr ? p : "");
+    H5Dvlen_reclaim(id_of(mem), id_of(space), H5P_DEFAULT, ptrs.data());
+    return out;
+  }
+  const size_t size = H5Tget_size(id_of(type));
+  if (size == 0) fail("read the string size of the attribute", name);
+  Handle mem = own(H5Tcopy(id_of(type)), close_type);
+  std::vector<char> buffer(n * size, '\0');
+  if (!mem.valid() || H5Aread(id_of(attr), id_of(mem), buffer.data()) < 0) {
+    fail("read the attribute", name);
+  }
+  const H5T_str_t pad = H5Tget_strpad(id_of(type));
+  for (size_t i = 0; i < n; ++i) out.push_back(unpad(buffer.data() + i * size, size, pad));
+  return out;
+}
+
+std::string Group::read_string(const std::string& name) const {
+  std::vector<std::string> values = read_string_list(name);
+  if (values.size() != 1) {
+    throw ValueError("Loading: attribute " + where(name) + " should hold one string, holds " +
+                     std::to_string(values.size()) + ": not a valid Keras file");
+  }
+  return values[0];
+}
+
+void Group::write_string(const std::string& name, const std::string& value) {
+  auto lock = lock_library();
+  Handle type = vlen_string_type(is_ascii(value) ? H5T_CSET_ASCII : H5T_CSET_UTF8);
+  Handle space = own(H5Screate(H5S_SCALAR), close_space);
+  if (!type.valid() || !space.valid()) fail("create the attribute", name);
+  Handle attr = own(H5Acreate2(id_of(handle_), name.c_str(), id_of(type), id_of(space),
+                               H5P_DEFAULT, H5P_DEFAULT),
+                    close_attribute);
+  const char* data = value.c_str();
+  if (!attr.valid() || H5Awrite(id_of(attr), id_of(type), &data) < 0) {
+    fail("write the attribute", name);
+  }
+}
+
+void Group::write_string_list(const std::string& name, const std::vector<std::string>& values,
+                              StringStorage storage, size_t itemsize) {
+  if (values.empty()) throw InternalError("hdf5: write_string_list of an empty list");
+  auto lock = lock_library();
+  const hsize_t dims[1] = {hsize_t(values.size())};
+  Handle space = own(H5Screate_simple(1, dims, nullptr), close_space);
+  Handle type;
+  std::vector<const char*> pointers;
+  std::vector<char> fixed;
+  const void* data = nullptr;
+  if (storage == StringStorage::kVariableLength) {
+    type = vlen_string_type(charset_for(values));
+    for (const std::string& v : values) pointers.push_back(v.c_str());
+    data = pointers.data();
+  } else {
+    // numpy's 'S' dtype: every item as long as the longest (at least 1), NUL-padded.
+    size_t size = std::max<size_t>(itemsize, 1);
+    for (const std::string& v : values) size = std::max(size, v.size());
+    type = own(H5Tcopy(H5T_C_S1), close_type);
+    if (type.valid()) {
+      H5Tset_size(id_of(type), size);
+      H5Tset_strpad(id_of(type), H5T_STR_NULLPAD);
+      H5Tset_cset(id_of(type), charset_for(values));
+    }
+    fixed.assign(values.size() * size, '\0');
+    for (size_t i = 0; i < values.size(); ++i) {
+      std::copy(values[i].begin(), values[i].end(), fixed.begin() + std::ptrdiff_t(i * size));
+    }
+    data = fixed.data();
+  }
+  if (!type.valid() || !space.valid()) fail("create the attribute", name);
+  Handle attr = own(H5Acreate2(id_of(handle_), name.c_str(), id_of(type), id_of(space),
+                               H5P_DEFAULT, H5P_DEFAULT),
+                    close_attribute);
+  if (!attr.valid() || H5Awrite(id_of(attr), id_of(type), data) < 0) {
+    fail("write the attribute", name);
+  }
+}
+
+void Group::write_empty_list(const std::string& name) {
+  auto lock = lock_library();
+  const hsize_t dims[1] = {0};
+  Handle space = own(H5Screate_simple(1, dims, nullptr), close_space);
+  if (!space.valid()) fail("create the attribute", name);
+  Handle attr = own(H5Acreate2(id_of(handle_), name.c_str(), H5T_IEEE_F64LE, id_of(space),
+                               H5P_DEFAULT, H5P_DEFAULT),
+                    close_attribute);
+  if (!attr.valid()) fail("create the attribute", name);
+}
+
+void Group::write_dataset(const std::string& name, const Tensor& value) {
+  const DType stored = stored_dtype(value.dtype());
+  Tensor host = value.to(Device::cpu());
+  if (host.dtype() != stored) host = host.cast(stored);
+  auto lock = lock_library();
+  Handle space;
+  if (host.rank() == 0) {
+    space = own(H5Screate(H5S_SCALAR), close_space);
+  } else {
+    std::vector<hsize_t> dims(host.shape().begin(), host.shape().end());
+    space = own(H5Screate_simple(host.rank(), dims.data(), nullptr), close_space);
+  }
+  if (!space.valid()) fail("create the dataspace of dataset", name);
+  if (object_type(id_of(handle_), name) != H5I_BADID) {
+    fail("create the dataset (the name is used twice; weight names must be unique)", name);
+  }
+  Handle lcpl = intermediate_groups();
+  Handle ds = own(H5Dcreate2(id_of(handle_), name.c_str(), file_type(stored), id_of(space),
+                             id_of(lcpl), H5P_DEFAULT, H5P_DEFAULT),
+                  close_dataset);
+  if (!ds.valid()) fail("create the dataset", name);
+  if (host.numel() > 0 &&
+      H5Dwrite(id_of(ds), memory_type(stored), H5S_ALL, H5S_ALL, H5P_DEFAULT, host.raw_data()) <
+          0) {
+    fail("write the dataset", name);
+  }
+}
+
+Shape Group::dataset_shape(const std::string& name) const {
+  auto lock = lock_library();
+  if (object_type(id_of(handle_), name) != H5I_DATASET) fail("find the dataset", name);
+  Handle ds = own(H5Dopen2(id_of(handle_), name.c_str(), H5P_DEFAULT), close_dataset);
+  if (!ds.valid()) fail("open the dataset", name);
+  Handle space = own(H5Dget_space(id_of(ds)), close_space);
+  if (!space.valid()) fail("read the shape of the dataset", name);
+  return shape_of_space(id_of(space));
+}
+
+Tensor Group::read_dataset(const std::string& name, DType dtype) const {
+  auto lock = lock_library();
+  if (object_type(id_of(handle_), name) != H5I_DATASET) fail("find the dataset", name);
+  Handle ds = own(H5Dopen2(id_of(handle_), name.c_str(), H5P_DEFAULT), close_dataset);
+  if (!ds.valid()) fail("open the dataset", name);
+  Handle type = own(H5Dget_type(id_of(ds)), close_type);
+  Handle space = own(H5Dget_space(id_of(ds)), close_space);
+  if (!type.valid() || !space.valid()) fail("read the type of the dataset", name);
+  const H5T_class_t cls = H5Tget_class(id_of(type));
+  if (cls != H5T_FLOAT && cls != H5T_INTEGER) {
+    throw ValueError("Loading: dataset " + where(name) +
+                     " does not hold numbers: not a valid Keras weights file");
+  }
+  if (H5Sget_simple_extent_type(id_of(space)) == H5S_NULL) {
+    throw ValueError("Loading: dataset " + where(name) + " is empty (no dataspace)");
+  }
+  const DType stored = stored_dtype(dtype);
+  Tensor out = Tensor::empty(shape_of_space(id_of(space)), stored);
+  if (out.numel() > 0 && H5Dread(id_of(ds), memory_type(stored), H5S_ALL, H5S_ALL, H5P_DEFAULT,
+                                 out.raw_data()) < 0) {
+    fail("read the dataset", name);
+  }
+  return stored == dtype ? out : out.cast(dtype);
+}
+
+// ---- File ----
+
+File::File(Handle handle, std::shared_ptr<FileContext> context)
+    : handle_(std::move(handle)), context_(std::move(context)) {}
+
+File File::create(const std::string& path) {
+  auto lock = lock_library();
+  // STRONG: closing the file closes anything still open in it, so close() really releases the
+  // file before it is fsync'ed and renamed.
+  Handle fapl = own(H5Pcreate(H5P_FILE_ACCESS), close_plist);
+  if (fapl.valid()) H5Pset_fclose_degree(id_of(fapl), H5F_CLOSE_STRONG);
+  Handle f = own(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT,
+                           fapl.valid() ? id_of(fapl) : H5P_DEFAULT),
+                 close_file);
+  if (!f.valid()) {
+    throw IOError("Saving: cannot create the HDF5 file '" + path + "'" + hdf5_detail() +
+                  "; check that its directory exists and is writable");
+  }
+  return File(std::move(f), std::make_shared<FileContext>(FileContext{path, true}));
+}
+
+File File::open(const std::string& path) {
+  // The OS error first: a missing or unreadable file is an IOError, not a format problem.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    const int err = errno;
+    throw IOError("Loading: cannot open '" + path + "': " + std::strerror(err) +
+                  (err == ENOENT ? " (check the path; save the model there first)" : ""));
+  }
+  if (S_ISDIR(st.st_mode)) {
+    throw IOError("Loading: '" + path + "' is a directory, expected an HDF5 (.h5) file");
+  }
+  auto lock = lock_library();
+  Handle f = own(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), close_file);
+  if (!f.valid()) {
+    const std::string detail = hdf5_detail();
+    if (::access(path.c_str(), R_OK) != 0) {
+      throw IOError("Loading: cannot read '" + path + "': " + std::strerror(errno));
+    }
+    throw ValueError("Loading: '" + path + "' is not a valid HDF5/Keras file" + detail +
+                     ": it is truncated, corrupt, or in another format; load a file written by "
+                     "save_weights()/save() or by Keras");
+  }
+  return File(std::move(f), std::make_shared<FileContext>(FileContext{path, false}));
+}
+
+Group File::root() const {
+  auto lock = lock_library();
+  Handle g = own(H5Gopen2(id_of(handle_), "/", H5P_DEFAULT), close_group);
+  if (!g.valid()) {
+    const std::string detail = hdf5_detail();
+    if (context_->writable) throw IOError("Saving: cannot open the root group of '" + path() + "'" + detail);
+    throw ValueError("Loading: '" + path() + "' is not a valid HDF5/Keras file" + detail);
+  }
+  return Group(std::move(g), context_, "/");
+}
+
+void File::close() {
+  if (!handle_.valid()) return;
+  auto lock = lock_library();
+  const hid_t id = id_of(handle_);
+  handle_.release();
+  const bool flushed = !context_->writable || H5Fflush(id, H5F_SCOPE_LOCAL) >= 0;
+  const bool closed = H5Fclose(id) >= 0;
+  handle_ = Handle();
+  if (!flushed || !closed) {
+    throw IOError("Saving: cannot finish writing '" + path() + "'" + hdf5_detail() +
+                  "; check that the disk has space");
+  }
+}
+
+}  // namespace strata::saving::hdf5

@@ -1,0 +1,138 @@
+// A small RAII layer over the HDF5 C library, just what Keras' checkpoint layouts need: files,
+// groups, string attributes in every encoding h5py produces, and numeric datasets read into and
+// written from Tensors.
+//
+//   hdf5::File f = hdf5::File::create(tmp_path);
+//   hdf5::Group root = f.root();
+//   root.write_string("backend", "tensorflow");
+//   root.write_dataset("dense/dense/kernel:0", kernel);       // intermediate groups created
+//   f.close();                                                // flush + close; IOError on failure
+//
+//   hdf5::File g = hdf5::File::open(path);                    // IOError / ValueError (see below)
+//   Tensor k = g.root().read_dataset("dense/dense/kernel:0", float32);
+//
+// Internal to framework/saving/: <hdf5.h> stays in the .cc (HDF5 ids are carried as int64_t), so
+// this header needs no third-party header. HDF5 is not thread-safe; every call into it here holds
+// one process-wide (recursive) lock, and HDF5's own error printing is silenced: failures become
+// strata errors that name the file and the object. Reading failures are ValueErrors saying the
+// file is not a valid HDF5/Keras file; writing failures are IOErrors.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "framework/core/tensor.h"
+
+namespace strata::saving::hdf5 {
+
+// The lock every HDF5 call in this process runs under. Hold it across a sequence of calls that
+// must not interleave with another thread's (the wrapper already takes it per call).
+std::unique_lock<std::recursive_mutex> lock_library();
+
+// An open HDF5 object id, closed (under the lock) when the last copy goes away.
+class Handle {
+ public:
+  Handle() = default;
+  Handle(int64_t id, void (*close)(int64_t));
+  int64_t id() const;
+  bool valid() const { return state_ != nullptr; }
+  // Gives up ownership: the id will not be closed by this handle (the caller closed it).
+  void release();
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;
+};
+
+// What every object of one file shares: its path (for messages) and whether it is being written.
+struct FileContext {
+  std::string path;
+  bool writable = false;
+};
+
+// How a list of strings is stored as an attribute (both are h5py's): variable-length strings
+// (h5py 3 for a Python list of str/bytes) or a fixed-length, NUL-padded array (numpy 'S' arrays,
+// which Keras' chunked attributes always are).
+enum class StringStorage { kVariableLength, kFixedLength };
+
+class Group {
+ public:
+  Group() = default;
+  Group(Handle handle, std::shared_ptr<const FileContext> file, std::string path);
+
+  // This group's path inside the file ("/", "/model_weights") and the file's path on disk.
+  const std::string& path() const { return path_; }
+  const std::string& file_path() const { return file_->path; }
+
+  // ---- children (names may be paths "a/b/c", relative to this group) ----
+  bool has_group(const std::string& name) const;
+  bool has_dataset(const std::string& name) const;
+  // Opens an existing group (ValueError naming the file and the path when absent).
+  Group open_group(const std::string& name) const;
+  // Creates a group, and any missing groups on its path (ValueError when it exists already).
+  Group create_group(const std::string& name);
+  // Names of the direct children (groups and datasets), sorted.
+  std::vector<std::string> child_names() const;
+
+  // ---- attributes ----
+  bool has_attribute(const std::string& name) const;
+  std::vector<std::string> attribute_names() const;
+  // A string attribute stored as a scalar or a one-element array, fixed-length (any padding) or
+  // variable-length, ASCII or UTF-8.
+  std::string read_string(const std::string& name) const;
+  // A list of strings in any of those encodings. An empty numeric array (what h5py writes for an
+  // empty Python list: float64 of shape (0,)) and an empty dataspace read as an empty list.
+  std::vector<std::string> read_string_list(const std::string& name) const;
+  // A variable-length string scalar (UTF-8 when it has non-ASCII bytes, ASCII otherwise); no size
+  // limit, as the data lives in the file's heap rather than the object header.
+  void write_string(const std::string& name, const std::string& value);
+  // A one-dimensional string array. `values` must not be empty (see write_empty_list).
+  // Fixed-length items are `itemsize` bytes (0: the longest value, at least 1).
+  void write_string_list(const std::string& name, const std::vector<std::string>& values,
+                         StringStorage storage, size_t itemsize = 0);
+  // What h5py writes for an empty list: a float64 array of shape (0,).
+  void write_empty_list(const std::string& name);
+
+  // ---- datasets ----
+  // Writes `value` (any device) as a little-endian dataset of its shape: float32, float64,
+  // int32, int64 and uint8 keep their type; float16/bfloat16 are widened to float32 and bool is
+  // stored as uint8 (HDF5 1.10 has no half-precision type; readers convert back on load).
+  void write_dataset(const std::string& name, const Tensor& value);
+  Shape dataset_shape(const std::string& name) const;
+  // Reads a numeric dataset converted to `dtype` (HDF5 converts between numeric types), on the CPU.
+  Tensor read_dataset(const std::string& name, DType dtype) const;
+
+ private:
+  std::string where(const std::string& name) const;  // "'<file>' at /group/name"
+  [[noreturn]] void fail(const std::string& what, const std::string& name) const;
+
+  Handle handle_;
+  std::shared_ptr<const FileContext> file_;
+  std::string path_;
+};
+
+class File {
+ public:
+  // A new, empty file at `path` (truncated if it exists). IOError when it cannot be created.
+  static File create(const std::string& path);
+  // An existing file, read-only. IOError when it is missing or unreadable; ValueError when it is
+  // not a valid HDF5 file (wrong signature, truncated, corrupt).
+  static File open(const std::string& path);
+
+  Group root() const;
+  const std::string& path() const { return context_->path; }
+  // Flushes and closes the file now (IOError on failure, e.g. a full disk), so that the caller
+  // can fsync it. Every Group of this file must be gone (or unused) by then.
+  void close();
+
+ private:
+  File(Handle handle, std::shared_ptr<FileContext> context);
+
+  Handle handle_;
+  std::shared_ptr<FileContext> context_;
+};
+
+}  // namespace strata::saving::hdf5

@@ -1,0 +1,57 @@
+// Model::save_weights / Model::load_weights: Keras 2's weights layout (keras_weights_format.h),
+// or Keras 3's for a ".weights.h5" path (keras3_weights_format.h), written atomically.
+#include "framework/core/error.h"
+#include "framework/model/model.h"
+#include "framework/saving/atomic_file.h"
+#include "framework/saving/hdf5_file.h"
+#include "framework/saving/keras3_weights_format.h"
+#include "framework/saving/keras_attributes.h"
+#include "framework/saving/keras_weights_format.h"
+
+namespace strata {
+
+void Model::save_weights(const std::string& path) const {
+  if (!built() && weights().empty()) {
+    throw ValueError("save_weights: model '" + name() + "' has not been built, so it has no "
+                     "weights yet; call it on a batch, fit() it or build() it first");
+  }
+  const bool keras3 = saving::is_keras3_weights_path(path);
+  saving::write_file_atomically(path, [&](const std::string& temp) {
+    saving::hdf5::File file = saving::hdf5::File::create(temp);
+    {
+      saving::hdf5::Group root = file.root();
+      if (keras3) {
+        saving::write_keras3_weights(root, *this);
+      } else {
+        saving::write_keras2_weights(root, *this);
+      }
+    }
+    file.close();
+  });
+}
+
+void Model::load_weights(const std::string& path, bool by_name, bool skip_mismatch) {
+  const saving::hdf5::File file = saving::hdf5::File::open(path);
+  const saving::hdf5::Group root = file.root();
+  const saving::WeightLoadOptions options{by_name, skip_mismatch};
+  // The layout is read from the contents, whatever the file is called.
+  if (saving::has_string_list_attribute(root, "layer_names")) {
+    saving::read_keras2_weights(root, *this, options);
+  } else if (root.has_group("model_weights")) {  // a full model saved with save()
+    saving::read_keras2_weights(root.open_group("model_weights"), *this, options);
+  } else if (saving::has_keras3_layout(root)) {
+    if (by_name) {
+      throw ValueError("load_weights('" + path + "'): by_name=true needs a Keras 2 weights file; "
+                       "this is a Keras 3 .weights.h5 file, whose layers are matched by position "
+                       "in model.layers(); load it with by_name=false");
+    }
+    saving::read_keras3_weights(root, *this, skip_mismatch);
+  } else {
+    throw ValueError("load_weights: '" + path + "' is an HDF5 file but not a Keras weights file: "
+                     "it has no 'layer_names' attribute (Keras 2 weights), no 'model_weights' "
+                     "group (Keras 2 full model) and no 'layers'/'vars' groups (Keras 3 "
+                     ".weights.h5); pass a file written by save_weights()/save() or by Keras");
+  }
+}
+
+}  // namespace strata
