@@ -6,17 +6,12 @@
 #include "framework/callbacks/early_stopping.h"
 #include "framework/callbacks/lambda_callback.h"
 #include "support/test_helpers.h"
+#include "tests/framework/callbacks/callback_test_utils.h"
 
 namespace strata {
 namespace {
 
-std::shared_ptr<Sequential> tiny_model() {
-  auto model =
-      std::make_shared<Sequential>(std::vector<std::shared_ptr<Layer>>{std::make_shared<Dense>(1)});
-  model->compile(std::make_shared<optimizers::SGD>(0.05), "mse");
-  model->build({-1, 3});
-  return model;
-}
+using testing::tiny_model;
 
 // Every weight filled with `value`, so an epoch's weights are recognisable.
 void fill_weights(Model& model, double value) {

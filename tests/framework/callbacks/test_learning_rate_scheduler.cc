@@ -6,17 +6,12 @@
 #include "framework/callbacks/lambda_callback.h"
 #include "framework/callbacks/learning_rate_scheduler.h"
 #include "support/test_helpers.h"
+#include "tests/framework/callbacks/callback_test_utils.h"
 
 namespace strata {
 namespace {
 
-std::shared_ptr<Sequential> tiny_model(optimizers::LearningRate lr) {
-  auto model =
-      std::make_shared<Sequential>(std::vector<std::shared_ptr<Layer>>{std::make_shared<Dense>(1)});
-  model->compile(std::make_shared<optimizers::SGD>(std::move(lr)), "mse");
-  model->build({-1, 3});
-  return model;
-}
+using testing::tiny_model;
 
 // The learning rate seen during each epoch of a fit with `sched` first in the callbacks.
 std::vector<double> rates_during_fit(Model& model, std::shared_ptr<LearningRateScheduler> sched,

@@ -7,6 +7,7 @@
 
 #include "framework/callbacks/model_checkpoint.h"
 #include "support/test_helpers.h"
+#include "tests/framework/callbacks/callback_test_utils.h"
 
 namespace strata {
 namespace {
@@ -23,13 +24,7 @@ class RecordingCheckpoint : public ModelCheckpoint {
   void save_to(const std::string& path) override { saved.push_back(path); }
 };
 
-std::shared_ptr<Sequential> tiny_model() {
-  auto model =
-      std::make_shared<Sequential>(std::vector<std::shared_ptr<Layer>>{std::make_shared<Dense>(1)});
-  model->compile(std::make_shared<optimizers::SGD>(0.05), "mse");
-  model->build({-1, 3});
-  return model;
-}
+using testing::tiny_model;
 
 Logs logs_with(const std::string& key, double value) {
   Logs logs;

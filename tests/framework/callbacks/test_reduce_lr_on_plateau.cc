@@ -4,17 +4,12 @@
 #include "framework/callbacks/lambda_callback.h"
 #include "framework/callbacks/reduce_lr_on_plateau.h"
 #include "support/test_helpers.h"
+#include "tests/framework/callbacks/callback_test_utils.h"
 
 namespace strata {
 namespace {
 
-std::shared_ptr<Sequential> tiny_model(optimizers::LearningRate lr) {
-  auto model =
-      std::make_shared<Sequential>(std::vector<std::shared_ptr<Layer>>{std::make_shared<Dense>(1)});
-  model->compile(std::make_shared<optimizers::SGD>(std::move(lr)), "mse");
-  model->build({-1, 3});
-  return model;
-}
+using testing::tiny_model;
 
 // Feeds scripted values of `key` one epoch at a time; returns the learning rate after each.
 std::vector<double> run(ReduceLROnPlateau& cb, Model& model, const std::vector<double>& values,

@@ -7,17 +7,12 @@
 #include "framework/callbacks/lambda_callback.h"
 #include "framework/callbacks/terminate_on_nan.h"
 #include "support/test_helpers.h"
+#include "tests/framework/callbacks/callback_test_utils.h"
 
 namespace strata {
 namespace {
 
-std::shared_ptr<Sequential> tiny_model() {
-  auto model =
-      std::make_shared<Sequential>(std::vector<std::shared_ptr<Layer>>{std::make_shared<Dense>(1)});
-  model->compile(std::make_shared<optimizers::SGD>(0.1), "mse");
-  model->build({-1, 3});
-  return model;
-}
+std::shared_ptr<Sequential> tiny_model() { return testing::tiny_model(0.1); }
 
 TEST(TerminateOnNaN, StopsOnNanOrInfLoss) {
   auto model = tiny_model();
