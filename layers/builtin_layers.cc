@@ -11,10 +11,19 @@
 #include "layers/embedding.h"
 #include "layers/layer_normalization.h"
 #include "layers/merging.h"
+#include "layers/model_serialization.h"
 #include "layers/pooling.h"
 #include "layers/reshaping.h"
 
 namespace strata {
+namespace {
+// A model nested in another one's config, as a layer.
+LayerFactory nested_model(const char* class_name) {
+  return [class_name](const Json& config) -> std::shared_ptr<Layer> {
+    return model_from_config(Json::object({{"class_name", class_name}, {"config", config}}));
+  };
+}
+}  // namespace
 
 // One line per layer class. Layers added to layers/ must be added here too.
 std::map<std::string, LayerFactory> builtin_layer_factories() {
@@ -41,6 +50,9 @@ std::map<std::string, LayerFactory> builtin_layer_factories() {
       {"Subtract", &Subtract::from_config},
       {"Multiply", &Multiply::from_config},
       {"Concatenate", &Concatenate::from_config},
+      // Models nest as layers (a Sequential augmentation block inside a functional model).
+      {"Sequential", nested_model("Sequential")},
+      {"Functional", nested_model("Functional")},
   };
   factories.merge(preprocessing_layer_factories());
   return factories;

@@ -8,6 +8,7 @@
 #include <strata/strata.h>
 
 #include "layers/load_model.h"
+#include "support/gradient_check.h"
 #include "support/test_helpers.h"
 #include "tests/framework/saving/h5_test_util.h"
 
@@ -171,6 +172,15 @@ TEST(LoadModel, NestedModelWeightsRoundTrip) {
   const std::string d = inner_layers[1]->name();
   EXPECT_TRUE(h5::dataset(f, inner->name() + "/" + d + "/kernel:0").found);
   EXPECT_EQ(h5::read_strings(f, "layer_names").size(), model->layers().size());
+
+  // The whole model too: the nested Sequential comes back from its config as a layer.
+  const std::string full = (dir / "m.h5").string();
+  model->save(full);
+  ::testing::internal::CaptureStderr();  // saved uncompiled: load_model warns
+  std::shared_ptr<Model> loaded = load_model(full);
+  ::testing::internal::GetCapturedStderr();
+  testing::expect_all_close(loaded->predict(x), model->predict(x), 0, 0);
+  EXPECT_EQ(loaded->to_json(), model->to_json());
 }
 
 struct OptimizerCase {
