@@ -120,8 +120,11 @@ History Model::run_fit(EpochIterator& train, EpochIterator* validation, const Fi
     resume.reset();
     Logs epoch_logs = metrics_logs();
     if (validation && (epoch + 1) % o.validation_freq_ == 0) {
-      CallbackList quiet = make_callbacks({}, 0, this, o.epochs_, validation->steps(), nullptr);
-      const Logs val_logs = run_evaluation(*this, *validation, quiet);
+      // As Keras, the user's callbacks see the validation run (on_test_*: TensorBoard writes
+      // evaluation_*_vs_iterations); the progress bar and History do not. Their params and
+      // model stay those of the fit.
+      CallbackList validation_callbacks(o.callbacks_);
+      const Logs val_logs = run_evaluation(*this, *validation, validation_callbacks);
       for (const auto& [k, v] : val_logs.items()) epoch_logs.set("val_" + k, v);
     }
     callbacks.on_epoch_end(epoch, epoch_logs);

@@ -98,7 +98,9 @@ TEST(TensorBoard, FitWritesEpochScalarsLikeKeras) {
   expect_curve(train, "epoch_learning_rate", {0.05, 0.05, 0.05});
 
   const Curves val = read_curves(dir.path() / "logs" / "validation");
-  EXPECT_EQ(tags(val), (std::vector<std::string>{"epoch_accuracy", "epoch_loss"}));
+  EXPECT_EQ(tags(val), (std::vector<std::string>{"epoch_accuracy", "epoch_loss",
+                                                 "evaluation_accuracy_vs_iterations",
+                                                 "evaluation_loss_vs_iterations"}));
   expect_curve(val, "epoch_loss", h.history["val_loss"]);
   expect_curve(val, "epoch_accuracy", h.history["val_accuracy"]);
 }
@@ -217,6 +219,23 @@ TEST(TensorBoard, EvaluateWritesEvaluationVsIterations) {
   EXPECT_EQ(point.second, static_cast<float>(scores.at("loss")));
   EXPECT_EQ(val.at("evaluation_accuracy_vs_iterations").at(0).second,
             static_cast<float>(scores.at("accuracy")));
+}
+
+// During fit the validation run reaches the user's callbacks too (as in Keras), so each epoch's
+// validation is also written against the optimizer's step count.
+TEST(TensorBoard, FitValidationWritesEvaluationVsIterations) {
+  TempDir dir;
+  Problem p = make_problem();
+  auto tb = std::make_shared<TensorBoard>(dir.path().string());
+  History h = p.model->fit(
+      p.x, p.y,
+      FitOptions().epochs(2).batch_size(10).verbose(0).validation_split(0.25).callbacks({tb}));
+  const Curves val = read_curves(dir.path() / "validation");
+  const auto& points = val.at("evaluation_loss_vs_iterations");
+  ASSERT_EQ(points.size(), 2u);
+  EXPECT_EQ(points[0].first, 3);  // 30 training samples in batches of 10
+  EXPECT_EQ(points[1].first, 6);
+  EXPECT_EQ(points[1].second, static_cast<float>(h.history.at("val_loss")[1]));
 }
 
 TEST(TensorBoard, ArgumentErrors) {
