@@ -9,7 +9,7 @@ install(TARGETS strata EXPORT StrataTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/framework/include/strata/strata.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/strata)
-foreach(dir framework layers datasets)
+foreach(dir framework layers datasets distribute)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/strata/${dir}
           FILES_MATCHING PATTERN "*.h"
           PATTERN "include" EXCLUDE PATTERN "cpu" EXCLUDE)

@@ -94,3 +94,5 @@
 #include "layers/preprocessing/random_translation.h"
 #include "layers/preprocessing/rescaling.h"
 #include "layers/preprocessing/string_lookup.h"
+#include "distribute/communicator.h"
+#include "distribute/in_process_communicator.h"

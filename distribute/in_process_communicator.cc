@@ -1,0 +1,378 @@
+#include "distribute/in_process_communicator.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace strata::distribute {
+namespace {
+
+const char* op_name(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kSum: return "SUM";
+    case ReduceOp::kMean: return "MEAN";
+    case ReduceOp::kMax: return "MAX";
+    case ReduceOp::kMin: return "MIN";
+    default: return "unsupported";
+  }
+}
+
+template <typename T>
+void reduce_into(T* acc, const T* x, int64_t n, ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kSum:
+    case ReduceOp::kMean:
+      for (int64_t i = 0; i < n; ++i) acc[i] += x[i];
+      break;
+    case ReduceOp::kMax:
+      for (int64_t i = 0; i < n; ++i) acc[i] = std::max(acc[i], x[i]);
+      break;
+    default:  // kMin (others are rejected before)
+      for (int64_t i = 0; i < n; ++i) acc[i] = std::min(acc[i], x[i]);
+      break;
+  }
+}
+
+template <typename T>
+void divide(T* acc, int64_t n, int by) {
+  for (int64_t i = 0; i < n; ++i) acc[i] = T(acc[i] / T(by));
+}
+
+// op over `inputs` in rank order, into a new tensor.
+Tensor reduce_all(const std::vector<Tensor>& inputs, ReduceOp op) {
+  const Tensor& first = inputs[0];
+  Tensor out = Tensor::empty(first.shape(), first.dtype(), first.device());
+  const int64_t n = first.numel();
+  if (n == 0) return out;  // (memcpy of a null pointer is undefined even for 0 bytes)
+  std::memcpy(out.raw_data(), first.raw_data(), first.nbytes());
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    T* acc = static_cast<T*>(out.raw_data());
+    for (size_t r = 1; r < inputs.size(); ++r) {
+      reduce_into(acc, static_cast<const T*>(inputs[r].raw_data()), n, op);
+    }
+    if (op == ReduceOp::kMean) divide(acc, n, int(inputs.size()));
+  };
+  switch (first.dtype()) {
+    case DType::kFloat32: run(float{}); break;
+    case DType::kFloat64: run(double{}); break;
+    case DType::kInt32: run(int32_t{}); break;
+    case DType::kInt64: run(int64_t{}); break;
+    default:
+      throw CollectiveError(std::string("all_reduce: dtype ") + dtype_name(first.dtype()) +
+                            " is not supported; use float32, float64, int32 or int64");
+  }
+  return out;
+}
+
+void copy_into(Tensor& dst, const Tensor& src) {
+  if (src.nbytes() > 0) std::memcpy(dst.raw_data(), src.raw_data(), src.nbytes());
+}
+
+// The rows [begin, end) of a contiguous tensor, as a new tensor.
+Tensor rows(const Tensor& t, int64_t begin, int64_t end) { return t.slice(begin, end).clone(); }
+
+void check_local(const Tensor& t, const char* what) {
+  if (!t.defined()) throw ValueError(std::string(what) + ": the tensor is undefined");
+  if (t.device().type != DeviceType::kCPU) {
+    throw DeviceError(std::string(what) + ": the in-process communicator handles CPU tensors; got "
+                      "one on " + t.device().to_string() + " (GPU replicas use NCCL)");
+  }
+}
+
+// Outputs of one collective, one per rank.
+using Compute = std::function<std::vector<Tensor>(const std::vector<Tensor>& inputs)>;
+
+}  // namespace
+
+// One collective in progress: where the ranks' inputs meet and the result waits for them.
+struct Round {
+  std::string what;            // "all_reduce(SUM)", ... : every rank must issue the same
+  std::vector<Tensor> inputs;  // by rank
+  std::vector<bool> arrived;
+  int count = 0;
+  bool ready = false;
+  std::string error;
+  std::vector<Tensor> outputs;  // by rank
+  int departed = 0;
+};
+
+struct InProcessGroup::State {
+  int world = 0;
+  std::chrono::milliseconds timeout;
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::map<uint64_t, Round> rounds;  // by sequence number
+
+  // Rank `rank`'s part of collective number `seq`; returns its output.
+  Tensor meet(uint64_t seq, int rank, const std::string& what, const Tensor& input,
+              const Compute& compute) {
+    std::unique_lock<std::mutex> lock(mutex);
+    Round& round = rounds[seq];
+    if (round.inputs.empty()) {
+      round.what = what;
+      round.inputs.resize(size_t(world));
+      round.arrived.assign(size_t(world), false);
+    } else if (round.what != what && round.error.empty()) {
+      round.error = "collective #" + std::to_string(seq) + ": rank " + std::to_string(rank) +
+                    " called " + what + " while another rank called " + round.what +
+                    "; every rank must issue the same collectives in the same order";
+    }
+    round.inputs[size_t(rank)] = input;
+    round.arrived[size_t(rank)] = true;
+    if (++round.count == world) {
+      if (round.error.empty()) {
+        // The last rank computes, outside the lock: the others are parked on this round only.
+        std::vector<Tensor> inputs = round.inputs;
+        lock.unlock();
+        std::vector<Tensor> outputs;
+        std::string error;
+        try {
+          outputs = compute(inputs);
+        } catch (const std::exception& e) {
+          error = e.what();
+        }
+        lock.lock();
+        round.outputs = std::move(outputs);
+        if (round.error.empty()) round.error = error;
+      }
+      round.ready = true;
+      cv.notify_all();
+    } else {
+      const bool ok = cv.wait_for(lock, timeout, [&] { return round.ready; });
+      if (!ok) {
+        std::string missing;
+        for (int r = 0; r < world; ++r) {
+          if (!round.arrived[size_t(r)]) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+        }
+        round.error = what + " (collective #" + std::to_string(seq) + ") timed out after " +
+                      std::to_string(timeout.count()) + " ms waiting for rank(s) " + missing +
+                      " of " + std::to_string(world) +
+                      "; every rank must issue the same collectives in the same order";
+        round.ready = true;  // the late ranks fail at once rather than wait again
+        cv.notify_all();
+      }
+    }
+    const std::string error = round.error;
+    Tensor out = error.empty() && !round.outputs.empty() ? round.outputs[size_t(rank)] : Tensor();
+    if (++round.departed == world) rounds.erase(seq);
+    if (!error.empty()) throw CollectiveError("InProcessGroup: " + error);
+    return out;
+  }
+};
+
+namespace {
+
+// Checks that every rank passed the same shape and dtype.
+void check_same_shapes(const std::vector<Tensor>& inputs, const char* what) {
+  for (size_t r = 1; r < inputs.size(); ++r) {
+    if (inputs[r].shape() != inputs[0].shape() || inputs[r].dtype() != inputs[0].dtype()) {
+      throw CollectiveError(std::string(what) + ": rank 0 passed " + dtype_name(inputs[0].dtype()) +
+                            " " + inputs[0].shape().to_string() + " but rank " + std::to_string(r) +
+                            " passed " + dtype_name(inputs[r].dtype()) + " " +
+                            inputs[r].shape().to_string() + "; every rank needs the same");
+    }
+  }
+}
+
+class AsyncWork : public Work {
+ public:
+  void wait() override {
+    std::unique_lock<std::mutex> lock(mutex_);
+    cv_.wait(lock, [&] { return done_; });
+    if (error_) std::rethrow_exception(error_);
+  }
+  bool done() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return done_;
+  }
+  void finish(std::exception_ptr error) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    error_ = error;
+    done_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::exception_ptr error_;
+};
+
+class RankCommunicator : public Communicator {
+ public:
+  RankCommunicator(std::shared_ptr<InProcessGroup::State> state, int rank)
+      : state_(std::move(state)), rank_(rank) {}
+  ~RankCommunicator() override {
+    {
+      std::lock_guard<std::mutex> lock(queue_mutex_);
+      stopping_ = true;
+    }
+    queue_cv_.notify_all();
+    if (worker_.joinable()) worker_.join();
+  }
+
+  int rank() const override { return rank_; }
+  int world_size() const override { return state_->world; }
+
+  void all_reduce(Tensor& t, ReduceOp op) override {
+    check_reduce(t, op, "all_reduce");
+    run_all_reduce(next_seq_++, t, op);
+  }
+
+  std::shared_ptr<Work> all_reduce_async(Tensor t, ReduceOp op) override {
+    check_reduce(t, op, "all_reduce_async");
+    auto work = std::make_shared<AsyncWork>();
+    const uint64_t seq = next_seq_++;  // numbered now: the order of issue is the order of match
+    enqueue([this, seq, t, op, work]() mutable {
+      try {
+        run_all_reduce(seq, t, op);
+        work->finish(nullptr);
+      } catch (...) {
+        work->finish(std::current_exception());
+      }
+    });
+    return work;
+  }
+
+  void broadcast(Tensor& t, int root) override {
+    check_local(t, "broadcast");
+    if (root < 0 || root >= world_size()) {
+      throw ValueError("broadcast: root " + std::to_string(root) + " is not a rank of a group of " +
+                       std::to_string(world_size()));
+    }
+    const Tensor out = state_->meet(
+        next_seq_++, rank_, "broadcast(root " + std::to_string(root) + ")", t,
+        [root](const std::vector<Tensor>& in) {
+          check_same_shapes(in, "broadcast");
+          return std::vector<Tensor>(in.size(), in[size_t(root)].clone());
+        });
+    copy_into(t, out);
+  }
+
+  Tensor all_gather(const Tensor& t) override {
+    check_local(t, "all_gather");
+    if (t.rank() == 0) throw ShapeError("all_gather: needs a tensor of rank >= 1 (gathered along axis 0)");
+    return state_->meet(next_seq_++, rank_, "all_gather", t, [](const std::vector<Tensor>& in) {
+      check_same_shapes(in, "all_gather");
+      std::vector<int64_t> dims = in[0].shape().dims();
+      dims[0] *= int64_t(in.size());
+      Tensor out = Tensor::empty(Shape(dims), in[0].dtype(), in[0].device());
+      char* dst = static_cast<char*>(out.raw_data());
+      for (const Tensor& x : in) {
+        if (x.nbytes() == 0) continue;
+        std::memcpy(dst, x.raw_data(), x.nbytes());
+        dst += x.nbytes();
+      }
+      return std::vector<Tensor>(in.size(), out);
+    }).clone();
+  }
+
+  Tensor reduce_scatter(const Tensor& t, ReduceOp op) override {
+    check_reduce(t, op, "reduce_scatter");
+    const int world = world_size();
+    if (t.rank() == 0 || t.dim(0) % world != 0) {
+      throw ShapeError("reduce_scatter: axis 0 of " + t.shape().to_string() +
+                       " must divide into " + std::to_string(world) + " equal parts (one per rank)");
+    }
+    return state_->meet(next_seq_++, rank_, std::string("reduce_scatter(") + op_name(op) + ")", t,
+                        [op, world](const std::vector<Tensor>& in) {
+                          check_same_shapes(in, "reduce_scatter");
+                          const Tensor sum = reduce_all(in, op);
+                          const int64_t part = sum.dim(0) / world;
+                          std::vector<Tensor> outs;
+                          for (int r = 0; r < world; ++r) outs.push_back(rows(sum, r * part, (r + 1) * part));
+                          return outs;
+                        });
+  }
+
+  void barrier() override {
+    state_->meet(next_seq_++, rank_, "barrier", Tensor(), [](const std::vector<Tensor>& in) {
+      return std::vector<Tensor>(in.size());
+    });
+  }
+
+ private:
+  void check_reduce(const Tensor& t, ReduceOp op, const char* what) {
+    check_local(t, what);
+    if (op != ReduceOp::kSum && op != ReduceOp::kMean && op != ReduceOp::kMax && op != ReduceOp::kMin) {
+      throw ValueError(std::string(what) + ": the reduction must be SUM, MEAN, MAX or MIN");
+    }
+  }
+
+  void run_all_reduce(uint64_t seq, Tensor& t, ReduceOp op) {
+    const Tensor out = state_->meet(seq, rank_, std::string("all_reduce(") + op_name(op) + ")", t,
+                                    [op](const std::vector<Tensor>& in) {
+                                      check_same_shapes(in, "all_reduce");
+                                      return std::vector<Tensor>(in.size(), reduce_all(in, op));
+                                    });
+    copy_into(t, out);
+  }
+
+  void enqueue(std::function<void()> task) {
+    std::lock_guard<std::mutex> lock(queue_mutex_);
+    if (!worker_.joinable()) worker_ = std::thread([this] { work_loop(); });
+    queue_.push_back(std::move(task));
+    queue_cv_.notify_one();
+  }
+
+  // Runs async collectives in the order they were issued.
+  void work_loop() {
+    for (;;) {
+      std::function<void()> task;
+      {
+        std::unique_lock<std::mutex> lock(queue_mutex_);
+        queue_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+        if (queue_.empty()) return;
+        task = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      task();
+    }
+  }
+
+  std::shared_ptr<InProcessGroup::State> state_;
+  int rank_;
+  uint64_t next_seq_ = 0;
+  std::mutex queue_mutex_;
+  std::condition_variable queue_cv_;
+  std::deque<std::function<void()>> queue_;
+  bool stopping_ = false;
+  std::thread worker_;
+};
+
+}  // namespace
+
+InProcessGroup::InProcessGroup(int world_size, std::chrono::milliseconds timeout)
+    : state_(std::make_shared<State>()) {
+  if (world_size < 1) {
+    throw ValueError("InProcessGroup: world_size must be >= 1, got " + std::to_string(world_size));
+  }
+  state_->world = world_size;
+  state_->timeout = timeout;
+  for (int r = 0; r < world_size; ++r) {
+    communicators_.push_back(std::make_shared<RankCommunicator>(state_, r));
+  }
+}
+
+InProcessGroup::~InProcessGroup() = default;
+
+int InProcessGroup::world_size() const { return state_->world; }
+
+std::shared_ptr<Communicator> InProcessGroup::communicator(int rank) {
+  if (rank < 0 || rank >= state_->world) {
+    throw ValueError("InProcessGroup::communicator: rank " + std::to_string(rank) +
+                     " is not in [0, " + std::to_string(state_->world) + ")");
+  }
+  return communicators_[size_t(rank)];
+}
+
+}  // namespace strata::distribute
