@@ -24,6 +24,18 @@ GeneratorState rng_from(const Json& j) {
                         std::stoull(j.at("offset").as_string())};
 }
 
+Json counters_json(const std::vector<uint64_t>& v) {
+  std::vector<std::string> s;
+  for (uint64_t x : v) s.push_back(std::to_string(x));
+  return Json(s);
+}
+
+std::vector<uint64_t> counters_from(const Json& j) {
+  std::vector<uint64_t> out;
+  for (const std::string& s : j.as_string_vector()) out.push_back(std::stoull(s));
+  return out;
+}
+
 }  // namespace
 
 BackupAndRestoreOptions& BackupAndRestoreOptions::save_freq(const std::string& freq) {
@@ -73,6 +85,8 @@ void BackupAndRestore::on_train_begin(const Logs&) {
   point.data.pass_rng = rng_from(data.at("pass_rng"));
   point.data.consumed = data.at("consumed").as_int();
   point.data.spans_epochs = data.at("spans_epochs").as_bool();
+  point.data.pipeline_at_pass_start = counters_from(data.at("pipeline_at_pass_start"));
+  point.data.pipeline_now = counters_from(data.at("pipeline_now"));
   point.rng = rng_from(state.at("rng"));
   // A learning rate set by a callback (ReduceLROnPlateau, LearningRateScheduler) is not in the
   // optimizer's variables; schedules are recomputed from the restored step count.
@@ -94,7 +108,9 @@ void BackupAndRestore::backup(bool epoch_done) {
        {"step", epoch_done ? int64_t(0) : p.step},
        {"data", Json::object({{"pass_rng", rng_json(p.data.pass_rng)},
                               {"consumed", p.data.consumed},
-                              {"spans_epochs", p.data.spans_epochs}})},
+                              {"spans_epochs", p.data.spans_epochs},
+                              {"pipeline_at_pass_start", counters_json(p.data.pipeline_at_pass_start)},
+                              {"pipeline_now", counters_json(p.data.pipeline_now)}})},
        {"rng", rng_json(get_generator_state())},
        {"learning_rate",
         optimizer->learning_rate_schedule() ? Json(nullptr) : Json(optimizer->learning_rate())}});

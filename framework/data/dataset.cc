@@ -61,6 +61,24 @@ std::unique_ptr<Iterator> Dataset::make_iterator() const {
   return impl_->make_iterator();
 }
 
+std::vector<uint64_t> Dataset::state() const {
+  if (!impl_) throw ValueError("Dataset.state: the dataset is null");
+  std::vector<uint64_t> out;
+  impl_->save_state(out);
+  return out;
+}
+
+void Dataset::restore_state(const std::vector<uint64_t>& state) const {
+  if (!impl_) throw ValueError("Dataset.restore_state: the dataset is null");
+  size_t pos = 0;
+  impl_->restore_state(state, pos);
+  if (pos != state.size()) {
+    throw ValueError("Dataset.restore_state: the saved state has " + std::to_string(state.size()) +
+                     " values, this pipeline " + std::to_string(pos) + "; restore it into the "
+                     "pipeline it was saved from");
+  }
+}
+
 int64_t Dataset::cardinality() const {
   if (!impl_) throw ValueError("Dataset.cardinality: the dataset is null");
   return impl_->cardinality();

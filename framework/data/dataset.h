@@ -80,6 +80,10 @@ class Dataset {
   std::unique_ptr<Iterator> make_iterator() const;
   // Number of elements, or kInfiniteCardinality / kUnknownCardinality.
   int64_t cardinality() const;
+  // What decides the order of future passes (each reshuffling shuffle()'s pass count), and its
+  // restore: a resumed run (BackupAndRestore) makes the passes the interrupted one would have.
+  std::vector<uint64_t> state() const;
+  void restore_state(const std::vector<uint64_t>& state) const;
 
   explicit Dataset(std::shared_ptr<const DatasetImpl> impl) : impl_(std::move(impl)) {}
   const std::shared_ptr<const DatasetImpl>& impl() const { return impl_; }

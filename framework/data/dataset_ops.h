@@ -20,6 +20,16 @@ class DatasetImpl : public std::enable_shared_from_this<DatasetImpl> {
   virtual std::unique_ptr<Iterator> make_iterator() const = 0;
   // Number of elements, or kInfiniteCardinality / kUnknownCardinality.
   virtual int64_t cardinality() const = 0;
+  // The node this one reads from (null for sources): state is collected along this chain.
+  virtual const DatasetImpl* input_node() const { return nullptr; }
+  // State that decides future passes (a shuffle's pass count), appended in pipeline order from
+  // this node to the source; restore_state reads it back in the same order.
+  virtual void save_state(std::vector<uint64_t>& out) const {
+    if (const DatasetImpl* in = input_node()) in->save_state(out);
+  }
+  virtual void restore_state(const std::vector<uint64_t>& state, size_t& pos) const {
+    if (const DatasetImpl* in = input_node()) in->restore_state(state, pos);
+  }
 
  protected:
   template <typename T>
@@ -75,6 +85,7 @@ class GeneratorDataset : public DatasetImpl {
 
 class ShuffleDataset : public DatasetImpl {
  public:
+  const DatasetImpl* input_node() const override { return input_.get(); }
   // seed < 0 draws one from the global generator now, so the order is fixed when the pipeline
   // is built (as tf.data fixes op seeds at graph construction).
   ShuffleDataset(ImplPtr input, int64_t buffer_size, int64_t seed, bool reshuffle_each_iteration);
@@ -82,6 +93,8 @@ class ShuffleDataset : public DatasetImpl {
   int64_t cardinality() const override { return input_->cardinality(); }
   // The resolved seed; pass p (the p-th make_iterator() call) shuffles with (seed, p).
   uint64_t seed() const { return seed_; }
+  void save_state(std::vector<uint64_t>& out) const override;
+  void restore_state(const std::vector<uint64_t>& state, size_t& pos) const override;
 
  private:
   ImplPtr input_;
@@ -95,6 +108,7 @@ class ShuffleDataset : public DatasetImpl {
 
 class BatchDataset : public DatasetImpl {
  public:
+  const DatasetImpl* input_node() const override { return input_.get(); }
   BatchDataset(ImplPtr input, int64_t batch_size, bool drop_remainder);
   std::unique_ptr<Iterator> make_iterator() const override;
   int64_t cardinality() const override;
@@ -117,6 +131,7 @@ Element stack_elements(const std::vector<Element>& elements, const char* op);
 // fn is assumed pure (as tf.data assumes): skip() passes over elements without calling it.
 class MapDataset : public DatasetImpl {
  public:
+  const DatasetImpl* input_node() const override { return input_.get(); }
   MapDataset(ImplPtr input, MapFn fn, int num_parallel_calls);
   std::unique_ptr<Iterator> make_iterator() const override;
   int64_t cardinality() const override { return input_->cardinality(); }
@@ -137,6 +152,7 @@ Element apply_map_fn(const MapFn& fn, const Element& element, int64_t index);
 
 class PrefetchDataset : public DatasetImpl {
  public:
+  const DatasetImpl* input_node() const override { return input_.get(); }
   PrefetchDataset(ImplPtr input, int64_t buffer_size);
   std::unique_ptr<Iterator> make_iterator() const override;
   int64_t cardinality() const override { return input_->cardinality(); }
@@ -150,6 +166,7 @@ class PrefetchDataset : public DatasetImpl {
 
 class RepeatDataset : public DatasetImpl {
  public:
+  const DatasetImpl* input_node() const override { return input_.get(); }
   RepeatDataset(ImplPtr input, int64_t count);
   std::unique_ptr<Iterator> make_iterator() const override;
   int64_t cardinality() const override;
@@ -161,6 +178,7 @@ class RepeatDataset : public DatasetImpl {
 
 class TakeDataset : public DatasetImpl {
  public:
+  const DatasetImpl* input_node() const override { return input_.get(); }
   TakeDataset(ImplPtr input, int64_t count);
   std::unique_ptr<Iterator> make_iterator() const override;
   int64_t cardinality() const override;
@@ -172,6 +190,7 @@ class TakeDataset : public DatasetImpl {
 
 class SkipDataset : public DatasetImpl {
  public:
+  const DatasetImpl* input_node() const override { return input_.get(); }
   SkipDataset(ImplPtr input, int64_t count);
   std::unique_ptr<Iterator> make_iterator() const override;
   int64_t cardinality() const override;
@@ -183,6 +202,7 @@ class SkipDataset : public DatasetImpl {
 
 class ShardDataset : public DatasetImpl {
  public:
+  const DatasetImpl* input_node() const override { return input_.get(); }
   ShardDataset(ImplPtr input, int64_t num_shards, int64_t index);
   std::unique_ptr<Iterator> make_iterator() const override;
   int64_t cardinality() const override;
@@ -195,6 +215,7 @@ class ShardDataset : public DatasetImpl {
 
 class CacheDataset : public DatasetImpl {
  public:
+  const DatasetImpl* input_node() const override { return input_.get(); }
   explicit CacheDataset(ImplPtr input);
   std::unique_ptr<Iterator> make_iterator() const override;
   int64_t cardinality() const override { return input_->cardinality(); }

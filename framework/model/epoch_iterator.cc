@@ -55,23 +55,33 @@ void EpochIterator::begin_epoch() {
 }
 
 void EpochIterator::begin_epoch_at(const DataPosition& position, int64_t step_in_epoch) {
+  restore_pipeline(position.pipeline_at_pass_start);
   set_generator_state(position.pass_rng);
   start_pass();
-  for (int64_t i = 0; i < position.consumed; ++i) {
-    if (dataset_) {
-      if (!iterator_->next()) {
-        throw ValueError("Model.fit: cannot resume: the dataset now has fewer than " +
-                         std::to_string(position.consumed) + " batches in a pass; resume with "
-                         "the input pipeline the backup was made with");
-      }
-    }
-    ++consumed_;
+  // Datasets skip without producing what they can (sources, element-wise maps): resuming late
+  // in a pass costs little. The generator state after the skip does not matter: fit restores
+  // the backup's state next.
+  if (dataset_ && iterator_->skip(position.consumed) < position.consumed) {
+    throw ValueError("Model.fit: cannot resume: the dataset now has fewer than " +
+                     std::to_string(position.consumed) + " batches in a pass; resume with the "
+                     "input pipeline the backup was made with");
   }
+  consumed_ = position.consumed;
   step_ = step_in_epoch;
 }
 
 DataPosition EpochIterator::position() const {
-  return DataPosition{pass_rng_, consumed_, dataset_ && steps_per_epoch_ > 0};
+  DataPosition p;
+  p.pass_rng = pass_rng_;
+  p.consumed = consumed_;
+  p.spans_epochs = dataset_ && steps_per_epoch_ > 0;
+  p.pipeline_at_pass_start = pipeline_at_pass_start_;
+  if (dataset_) p.pipeline_now = dataset_->state();
+  return p;
+}
+
+void EpochIterator::restore_pipeline(const std::vector<uint64_t>& state) {
+  if (dataset_) dataset_->restore_state(state);
 }
 
 std::optional<data::Element> EpochIterator::peek() const {
@@ -81,12 +91,14 @@ std::optional<data::Element> EpochIterator::peek() const {
     return batch;
   }
   const GeneratorState saved = get_generator_state();
+  const std::vector<uint64_t> pipeline = dataset_->state();
   std::optional<data::Element> first;
   {
     std::unique_ptr<data::Iterator> it = dataset_->make_iterator();
     first = it->next();
   }  // the iterator (and any background thread of it) is gone before the state is restored
   set_generator_state(saved);
+  dataset_->restore_state(pipeline);
   return first;
 }
 
@@ -94,6 +106,7 @@ void EpochIterator::start_pass() {
   pass_rng_ = get_generator_state();
   consumed_ = 0;
   if (dataset_) {
+    pipeline_at_pass_start_ = dataset_->state();
     iterator_ = dataset_->make_iterator();
     return;
   }

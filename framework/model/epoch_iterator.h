@@ -31,6 +31,8 @@ class EpochIterator {
   // The first batch of a fresh pass, leaving this iterator and the global generator as they
   // were (fit builds an unbuilt model from it before callbacks run).
   std::optional<data::Element> peek() const;
+  // Puts a Dataset's own state back (DataPosition::pipeline_now), before begin_epoch().
+  void restore_pipeline(const std::vector<uint64_t>& state);
   // Steps in an epoch, or -1 when unknown (a dataset of unknown cardinality).
   int64_t steps() const { return steps_; }
 
@@ -44,6 +46,7 @@ class EpochIterator {
   std::vector<int64_t> order_;
   void start_pass();
   GeneratorState pass_rng_;
+  std::vector<uint64_t> pipeline_at_pass_start_;
   int64_t consumed_ = 0;  // batches drawn from the current pass
 };
 

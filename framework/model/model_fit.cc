@@ -91,7 +91,10 @@ History Model::run_fit(EpochIterator& train, EpochIterator* validation, const Fi
       progress_.step = resume->step;
       set_generator_state(resume->rng);
     } else {
-      if (resuming) set_generator_state(resume->rng);
+      if (resuming) {
+        train.restore_pipeline(resume->data.pipeline_now);
+        set_generator_state(resume->rng);
+      }
       train.begin_epoch();
     }
     progress_.data = train.position();

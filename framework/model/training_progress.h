@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "framework/core/random.h"
 
@@ -15,6 +16,10 @@ namespace strata {
 struct DataPosition {
   GeneratorState pass_rng;
   int64_t consumed = 0;
+  // A Dataset's own state (Dataset::state(): shuffles' pass counts) when the current pass was
+  // made, and now; empty for tensors.
+  std::vector<uint64_t> pipeline_at_pass_start;
+  std::vector<uint64_t> pipeline_now;
   // True when one pass spans epochs (a Dataset with steps_per_epoch): the next epoch continues
   // it instead of starting a new one.
   bool spans_epochs = false;

@@ -110,6 +110,32 @@ TEST(DatasetShuffle, ReshuffleEachPassIsReproducible) {
   EXPECT_EQ(scalars(fixed), scalars(fixed));
 }
 
+// state() / restore_state(): the pass counts of every reshuffling shuffle in the pipeline, so a
+// resumed run (BackupAndRestore) makes the passes the interrupted one would have made next.
+TEST(DatasetShuffle, StateRestoresThePassCounts) {
+  Dataset ds = range_ds(20).shuffle(20, 3).batch(4).shuffle(5, 9);
+  EXPECT_EQ(ds.state(), (std::vector<uint64_t>{0, 0}));
+  auto first_rows = [](const Dataset& d) {
+    std::vector<int64_t> out;
+    auto it = d.make_iterator();
+    while (auto e = it->next()) out.push_back((*e)[0].to_vector<int64_t>()[0]);
+    return out;
+  };
+  first_rows(ds);
+  const std::vector<uint64_t> saved = ds.state();
+  EXPECT_EQ(saved, (std::vector<uint64_t>{1, 1}));
+  const std::vector<int64_t> second = first_rows(ds);
+  const std::vector<int64_t> third = first_rows(ds);
+  EXPECT_NE(second, third);
+  // A fresh copy of the pipeline, restored, makes pass 2 again.
+  Dataset rebuilt = range_ds(20).shuffle(20, 3).batch(4).shuffle(5, 9);
+  rebuilt.restore_state(saved);
+  EXPECT_EQ(first_rows(rebuilt), second);
+  EXPECT_EQ(first_rows(rebuilt), third);
+  expect_error<ValueError>([&] { rebuilt.restore_state({1}); }, {"shorter"});
+  expect_error<ValueError>([&] { rebuilt.restore_state({1, 2, 3}); }, {"3 values", "2"});
+}
+
 TEST(DatasetShuffle, SmallBufferOnlyMixesLocally) {
   // With buffer 1 nothing moves; with buffer 3 element i comes out at position >= i - 2.
   EXPECT_EQ(scalars(range_ds(10).shuffle(1, 1)), iota(0, 10));

@@ -114,6 +114,34 @@ TEST(BackupAndRestore, ResumesFromEpochBackups) {
   fs::remove_all(dir);
 }
 
+// A Dataset pipeline (shuffled with the global generator, so the order depends on the state the
+// pass began with), with and without steps_per_epoch (one pass spanning epochs).
+TEST(BackupAndRestore, ResumesDatasetPipelines) {
+  for (int64_t steps_per_epoch : {int64_t(-1), int64_t(5)}) {
+    SCOPED_TRACE("steps_per_epoch " + std::to_string(steps_per_epoch));
+    auto fit = [&](TrainingRun& r, std::vector<CallbackPtr> callbacks) {
+      const data::Dataset ds =
+          data::Dataset::from_tensor_slices({r.x, r.y}).shuffle(24).batch(8).repeat(
+              steps_per_epoch > 0 ? -1 : 1);
+      FitOptions o = FitOptions().epochs(3).verbose(0).callbacks(std::move(callbacks));
+      if (steps_per_epoch > 0) o.steps_per_epoch(steps_per_epoch);
+      r.model->fit(ds, o);
+      return r.model->get_weights();
+    };
+    TrainingRun reference = make_run();
+    const std::vector<Tensor> expected = fit(reference, {});
+    const fs::path dir = fresh_dir("dataset" + std::to_string(steps_per_epoch));
+    auto backup = [&] {
+      return std::make_shared<BackupAndRestore>(dir.string(), BackupAndRestoreOptions().save_freq(3));
+    };
+    TrainingRun first = make_run();
+    EXPECT_THROW(fit(first, {backup(), std::make_shared<CrashAfter>(11)}), std::runtime_error);
+    TrainingRun second = make_run();
+    expect_identical(fit(second, {backup()}), expected);
+    fs::remove_all(dir);
+  }
+}
+
 TEST(BackupAndRestore, ChecksArguments) {
   testing::expect_error<ValueError>([] { BackupAndRestoreOptions().save_freq(0); },
                                     {"save_freq", "epoch"});
