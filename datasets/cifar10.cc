@@ -5,7 +5,7 @@
 #include <fstream>
 
 #include "datasets/data_dir.h"
-#include "datasets/io_error.h"
+#include "framework/core/error.h"
 #include "framework/ops/shape_ops.h"
 
 namespace strata::cifar10 {

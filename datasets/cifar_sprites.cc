@@ -5,7 +5,7 @@
 
 #include "datasets/cifar10.h"
 #include "datasets/image_io.h"
-#include "datasets/io_error.h"
+#include "framework/core/error.h"
 
 namespace strata::data {
 namespace fs = std::filesystem;

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "datasets/io_error.h"
+#include "framework/core/error.h"
 
 namespace strata::data {
 namespace fs = std::filesystem;

@@ -12,7 +12,7 @@
 #include <sstream>
 #include <vector>
 
-#include "datasets/io_error.h"
+#include "framework/core/error.h"
 
 namespace strata::data {
 namespace {

@@ -11,7 +11,7 @@
 #include <set>
 
 #include "datasets/image_io.h"
-#include "datasets/io_error.h"
+#include "framework/core/error.h"
 #include "framework/core/random.h"
 #include "framework/ops/shape_ops.h"
 

@@ -10,7 +10,7 @@
 #include <memory>
 #include <vector>
 
-#include "datasets/io_error.h"
+#include "framework/core/error.h"
 
 namespace strata::data {
 

@@ -76,9 +76,6 @@ void copy_into(Tensor& dst, const Tensor& src) {
   if (src.nbytes() > 0) std::memcpy(dst.raw_data(), src.raw_data(), src.nbytes());
 }
 
-// The rows [begin, end) of a contiguous tensor, as a new tensor.
-Tensor rows(const Tensor& t, int64_t begin, int64_t end) { return t.slice(begin, end).clone(); }
-
 void check_local(const Tensor& t, const char* what) {
   if (!t.defined()) throw ValueError(std::string(what) + ": the tensor is undefined");
   if (t.device().type != DeviceType::kCPU) {
@@ -289,7 +286,9 @@ class RankCommunicator : public Communicator {
                           const Tensor sum = reduce_all(in, op);
                           const int64_t part = sum.dim(0) / world;
                           std::vector<Tensor> outs;
-                          for (int r = 0; r < world; ++r) outs.push_back(rows(sum, r * part, (r + 1) * part));
+                          for (int r = 0; r < world; ++r) {
+                            outs.push_back(sum.slice(r * part, (r + 1) * part).clone());
+                          }
                           return outs;
                         });
   }

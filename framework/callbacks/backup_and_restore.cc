@@ -101,7 +101,7 @@ void BackupAndRestore::on_train_begin(const Logs&) {
 
 void BackupAndRestore::backup(bool epoch_done) {
   const Model& m = *model();
-  const TrainingProgress& p = m.training_progress();
+  const TrainingProgress p = m.training_progress();
   const auto& optimizer = m.optimizer();
   Json state = Json::object(
       {{"epoch", epoch_done ? p.epoch + 1 : p.epoch},

@@ -70,7 +70,6 @@ void FunctionalGraph::plan_relu_fusion() {
     if (!producer->layer || !producer->layer->can_fuse_relu()) continue;  // an Input, or unable
     if (readers[{producer, in.index()}] != 1 || fused_relu_of_.count(producer)) continue;
     fused_relu_of_[producer] = node.get();
-    computed_by_fusion_.insert(node.get());
   }
 }
 
@@ -95,7 +94,7 @@ std::vector<Tensor> FunctionalGraph::run(const std::vector<Tensor>& inputs, bool
     values[{inputs_[i].node().get(), inputs_[i].index()}] = x;
   }
   for (const auto& node : order_) {
-    if (computed_by_fusion_.count(node.get())) continue;
+    if (values.count({node.get(), 0})) continue;  // a ReLU its producer computed, fused
     std::vector<Tensor> args;
     for (const KerasTensor& k : node->inputs) args.push_back(values.at({k.node().get(), k.index()}));
     const auto fused = fused_relu_of_.find(node.get());

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <map>
-#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,10 +39,9 @@ class FunctionalGraph {
   std::vector<KerasTensor> inputs_, outputs_;
   std::vector<std::shared_ptr<FunctionalNode>> order_;  // layer nodes, execution order
   std::vector<std::shared_ptr<Layer>> layers_;
-  // For node i of order_: the ReLU node whose value node i computes along with its own (its own
-  // value is then never materialised), and whether node i is such a ReLU, already computed.
+  // A node -> the ReLU node whose value it computes along with its own (its own value is then
+  // never materialised; run() finds the ReLU's value already there and skips it).
   std::map<const FunctionalNode*, const FunctionalNode*> fused_relu_of_;
-  std::set<const FunctionalNode*> computed_by_fusion_;
 };
 
 }  // namespace strata

@@ -94,7 +94,8 @@ class Model : public Layer {
   bool stop_training = false;
 
   // Where the running fit() is (epoch, batch, input position), for callbacks that checkpoint.
-  const TrainingProgress& training_progress() const { return progress_; }
+  // The input position is read from the data when asked, not tracked on every step.
+  TrainingProgress training_progress() const;
   // Makes the current (when called from on_train_begin) or next fit() start at `point` instead
   // of at initial_epoch: what BackupAndRestore does after restoring a backup.
   void resume_at(const ResumePoint& point) { resume_point_ = point; }
@@ -137,7 +138,8 @@ class Model : public Layer {
 
   std::shared_ptr<FunctionalGraph> graph_;
   std::shared_ptr<CompiledState> compiled_;
-  TrainingProgress progress_;
+  TrainingProgress progress_;                      // epoch and step; data filled on demand
+  const EpochIterator* fit_data_ = nullptr;         // the running fit()'s training data
   std::optional<ResumePoint> resume_point_;
 };
 

@@ -66,6 +66,11 @@ History Model::run_fit(EpochIterator& train, EpochIterator* validation, const Fi
   TerminationSignalScope signals;
   stop_training = false;
   progress_ = TrainingProgress{};
+  fit_data_ = &train;
+  struct ForgetData {
+    const EpochIterator*& data;
+    ~ForgetData() { data = nullptr; }  // also when fit() throws
+  } forget_data{fit_data_};
   // As Keras, build the model from the data before any callback runs, so on_train_begin sees
   // every weight (BackupAndRestore restores into them).
   if (!built()) {
@@ -97,7 +102,6 @@ History Model::run_fit(EpochIterator& train, EpochIterator* validation, const Fi
       }
       train.begin_epoch();
     }
-    progress_.data = train.position();
     callbacks.on_epoch_begin(epoch, Logs());
     int step = int(progress_.step);
     while (auto batch = train.next()) {
@@ -106,7 +110,6 @@ History Model::run_fit(EpochIterator& train, EpochIterator* validation, const Fi
       if (step % every == 0) callbacks.on_train_batch_begin(step, Logs());
       train_step(*batch);
       progress_.step = step + 1;
-      progress_.data = train.position();
       if (report) callbacks.on_train_batch_end(step, metrics_logs());
       ++step;
       if (const int sig = TerminationSignalScope::pending()) {
@@ -134,6 +137,12 @@ History Model::run_fit(EpochIterator& train, EpochIterator* validation, const Fi
   }
   callbacks.on_train_end(Logs());
   return *history;
+}
+
+TrainingProgress Model::training_progress() const {
+  TrainingProgress p = progress_;
+  if (fit_data_) p.data = fit_data_->position();
+  return p;
 }
 
 History Model::fit(const Tensor& x, const Tensor& y, const FitOptions& o) {

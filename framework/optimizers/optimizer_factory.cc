@@ -11,24 +11,12 @@
 #include "framework/optimizers/sgd.h"
 
 namespace strata::optimizers {
-
-std::shared_ptr<Optimizer> get(const std::string& identifier) {
-  std::string key = identifier;
-  std::transform(key.begin(), key.end(), key.begin(),
-                 [](unsigned char c) { return char(std::tolower(c)); });
-  if (key == "sgd") return std::make_shared<SGD>();
-  if (key == "adam") return std::make_shared<Adam>();
-  if (key == "adamw") return std::make_shared<AdamW>();
-  if (key == "rmsprop") return std::make_shared<RMSprop>();
-  if (key == "adagrad") return std::make_shared<Adagrad>();
-  throw ValueError("optimizers::get: could not interpret optimizer identifier '" + identifier +
-                   "'; valid names: adagrad, adam, adamw, rmsprop, sgd");
-}
-
-}  // namespace strata::optimizers
-
-namespace strata::optimizers {
 namespace {
+
+std::string lowercase(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  return s;
+}
 
 double number_or(const Json& c, const char* key, double fallback) {
   const Json v = c.get(key, Json(nullptr));
@@ -83,9 +71,7 @@ std::shared_ptr<Optimizer> deserialize(const Json& config) {
     throw ValueError("optimizers::deserialize: " + cls + " with use_ema=true is not supported by "
                      "Strata; save the model with use_ema=false");
   }
-  std::string key = cls;
-  std::transform(key.begin(), key.end(), key.begin(),
-                 [](unsigned char ch) { return char(std::tolower(ch)); });
+  const std::string key = lowercase(cls);
   if (key == "sgd") {
     auto o = base_options<SGDOptions>(c)
                  .momentum(number_or(c, "momentum", 0.0))
@@ -124,6 +110,15 @@ std::shared_ptr<Optimizer> deserialize(const Json& config) {
   }
   throw ValueError("optimizers::deserialize: unknown optimizer class '" + cls +
                    "'; known: Adagrad, Adam, AdamW, RMSprop, SGD");
+}
+
+std::shared_ptr<Optimizer> get(const std::string& identifier) {
+  const std::string key = lowercase(identifier);
+  if (key != "adagrad" && key != "adam" && key != "adamw" && key != "rmsprop" && key != "sgd") {
+    throw ValueError("optimizers::get: could not interpret optimizer identifier '" + identifier +
+                     "'; valid names: adagrad, adam, adamw, rmsprop, sgd");
+  }
+  return deserialize(Json::object({{"class_name", identifier}}));  // Keras' defaults
 }
 
 Json serialize_schedule(const LearningRateSchedule& schedule) {

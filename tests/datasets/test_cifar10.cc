@@ -3,7 +3,7 @@
 #include <filesystem>
 
 #include "datasets/cifar10.h"
-#include "datasets/io_error.h"
+#include "framework/core/error.h"
 #include "datasets/temp_dir.h"
 #include "support/test_helpers.h"
 

@@ -3,7 +3,7 @@
 #include <zlib.h>
 
 #include "datasets/idx.h"
-#include "datasets/io_error.h"
+#include "framework/core/error.h"
 #include "support/test_helpers.h"
 #include "datasets/temp_dir.h"
 

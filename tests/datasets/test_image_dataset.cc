@@ -6,7 +6,7 @@
 
 #include "datasets/image_dataset.h"
 #include "datasets/image_io.h"
-#include "datasets/io_error.h"
+#include "framework/core/error.h"
 #include "datasets/temp_dir.h"
 #include "support/test_helpers.h"
 

@@ -1,6 +1,6 @@
 // decode_image / write_png round trips and resize_bilinear against tf.image.resize's values.
 #include "datasets/image_io.h"
-#include "datasets/io_error.h"
+#include "framework/core/error.h"
 #include "datasets/temp_dir.h"
 #include "support/test_helpers.h"
 

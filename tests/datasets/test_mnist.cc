@@ -4,7 +4,7 @@
 
 #include "datasets/fashion_mnist.h"
 #include "datasets/idx.h"
-#include "datasets/io_error.h"
+#include "framework/core/error.h"
 #include "datasets/mnist.h"
 #include "datasets/temp_dir.h"
 #include "support/test_helpers.h"

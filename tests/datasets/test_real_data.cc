@@ -4,7 +4,7 @@
 
 #include "datasets/cifar10.h"
 #include "datasets/fashion_mnist.h"
-#include "datasets/io_error.h"
+#include "framework/core/error.h"
 #include "datasets/mnist.h"
 #include "support/test_helpers.h"
 

@@ -16,6 +16,9 @@
 
 namespace strata::testing {
 
+// A float32 tensor's values, for EXPECT_EQ against literals.
+inline std::vector<float> floats(const Tensor& t) { return t.to_vector<float>(); }
+
 // float32 settings for layer gradient checks.
 inline constexpr GradCheckOptions kLayerGrad{.epsilon = 1e-2, .rtol = 2e-2, .atol = 2e-3};
 

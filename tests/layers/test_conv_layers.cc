@@ -13,7 +13,7 @@ using testing::expect_config_round_trip;
 using testing::expect_error;
 using testing::kLayerGrad;
 
-std::vector<float> floats(const Tensor& t) { return t.to_vector<float>(); }
+using testing::floats;
 
 Initializer fixed(std::vector<float> v) {
   return [v](const Shape& s, DType) { return Tensor::from_vector(v, s); };

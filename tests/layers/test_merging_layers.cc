@@ -13,7 +13,7 @@ using testing::expect_config_round_trip;
 using testing::expect_error;
 using testing::kLayerGrad;
 
-std::vector<float> floats(const Tensor& t) { return t.to_vector<float>(); }
+using testing::floats;
 
 const Tensor& a() { static Tensor t = tensor({1.f, 2.f, 3.f, 4.f}, {2, 2}); return t; }
 const Tensor& b() { static Tensor t = tensor({10.f, 20.f, 30.f, 40.f}, {2, 2}); return t; }

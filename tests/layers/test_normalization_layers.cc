@@ -16,7 +16,7 @@ using testing::expect_config_round_trip;
 using testing::expect_error;
 using testing::kLayerGrad;
 
-std::vector<float> floats(const Tensor& t) { return t.to_vector<float>(); }
+using testing::floats;
 
 // ---- BatchNormalization ----
 
