@@ -18,6 +18,7 @@
 #include "framework/backend/kernel_params.h"
 #include "framework/core/error.h"
 #include "framework/core/tensor.h"
+#include "framework/strategy/collective_work.h"
 
 namespace strata::distribute {
 
@@ -29,12 +30,8 @@ class CollectiveError : public Error {
 };
 
 // A collective started asynchronously. wait() blocks until it is done and rethrows its error.
-class Work {
- public:
-  virtual ~Work() = default;
-  virtual void wait() = 0;
-  virtual bool done() const = 0;
-};
+// (The framework's type: the trainer waits on it through a ReplicaContext.)
+using Work = CollectiveWork;
 
 class Communicator {
  public:

@@ -107,11 +107,13 @@ struct InProcessGroup::State {
   std::mutex mutex;
   std::condition_variable cv;
   std::map<uint64_t, Round> rounds;  // by sequence number
+  std::string aborted;               // set by abort(): every collective fails from then on
 
   // Rank `rank`'s part of collective number `seq`; returns its output.
   Tensor meet(uint64_t seq, int rank, const std::string& what, const Tensor& input,
               const Compute& compute) {
     std::unique_lock<std::mutex> lock(mutex);
+    if (!aborted.empty()) throw CollectiveError("InProcessGroup: " + aborted);
     Round& round = rounds[seq];
     if (round.inputs.empty()) {
       round.what = what;
@@ -143,7 +145,8 @@ struct InProcessGroup::State {
       round.ready = true;
       cv.notify_all();
     } else {
-      const bool ok = cv.wait_for(lock, timeout, [&] { return round.ready; });
+      const bool ok = cv.wait_for(lock, timeout, [&] { return round.ready || !aborted.empty(); });
+      if (!round.ready && !aborted.empty()) throw CollectiveError("InProcessGroup: " + aborted);
       if (!ok) {
         std::string missing;
         for (int r = 0; r < world; ++r) {
@@ -365,6 +368,12 @@ InProcessGroup::InProcessGroup(int world_size, std::chrono::milliseconds timeout
 InProcessGroup::~InProcessGroup() = default;
 
 int InProcessGroup::world_size() const { return state_->world; }
+
+void InProcessGroup::abort(const std::string& reason) {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  state_->aborted = reason.empty() ? "the group was aborted" : reason;
+  state_->cv.notify_all();
+}
 
 std::shared_ptr<Communicator> InProcessGroup::communicator(int rank) {
   if (rank < 0 || rank >= state_->world) {

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "distribute/communicator.h"
@@ -22,6 +23,9 @@ class InProcessGroup {
   InProcessGroup& operator=(const InProcessGroup&) = delete;
 
   int world_size() const;
+  // Makes every pending and future collective of the group fail at once with a CollectiveError
+  // carrying `reason` (a replica failed: the others must not wait for it). Irreversible.
+  void abort(const std::string& reason);
   // Rank `rank`'s communicator (the same object on every call); use it from one thread at a time.
   std::shared_ptr<Communicator> communicator(int rank);
 

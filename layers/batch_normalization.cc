@@ -4,7 +4,9 @@
 #include "framework/ops/creation.h"
 #include "framework/ops/math_ops.h"
 #include "framework/ops/nn_ops.h"
+#include "framework/strategy/replica_context.h"
 #include "layers/layer_utils.h"
+#include "layers/sync_batch_norm.h"
 
 namespace strata {
 
@@ -81,7 +83,13 @@ Tensor BatchNormalization::normalize(const Tensor& x, bool training, bool then_r
         batch_norm_inference(x, gamma, beta, moving_mean_->value(), moving_variance_->value(), eps);
     return then_relu ? relu(y) : y;
   }
-  BatchNormResult r = batch_norm_training(x, gamma, beta, eps, then_relu);
+  BatchNormResult r;
+  if (options_.synchronized_ && distribute::in_multi_replica_context()) {
+    r = sync_batch_norm_training(x, gamma, beta, eps);
+    if (then_relu) r.y = relu(r.y);
+  } else {
+    r = batch_norm_training(x, gamma, beta, eps, then_relu);
+  }
   {
     NoGradGuard no_grad;
     const double m = options_.momentum_;
@@ -113,7 +121,7 @@ Json BatchNormalization::get_config() const {
   c.set("gamma_regularizer", to_json_or_null(o.gamma_regularizer_));
   c.set("beta_constraint", Json());
   c.set("gamma_constraint", Json());
-  c.set("synchronized", false);
+  c.set("synchronized", o.synchronized_);
   return c;
 }
 
@@ -131,6 +139,7 @@ std::shared_ptr<Layer> BatchNormalization::from_config(const Json& c) {
       .epsilon(c.get("epsilon", 1e-3).as_double())
       .center(c.get("center", true).as_bool())
       .scale(c.get("scale", true).as_bool())
+      .synchronized(c.get("synchronized", false).as_bool())
       .beta_initializer(initializer_from(c, "beta_initializer", {}))
       .gamma_initializer(initializer_from(c, "gamma_initializer", {}))
       .moving_mean_initializer(initializer_from(c, "moving_mean_initializer", {}))
@@ -138,6 +147,15 @@ std::shared_ptr<Layer> BatchNormalization::from_config(const Json& c) {
       .beta_regularizer(regularizer_from(c, "beta_regularizer"))
       .gamma_regularizer(regularizer_from(c, "gamma_regularizer"));
   return finish_from_config(std::make_shared<BatchNormalization>(o), c);
+}
+
+SyncBatchNormalization::SyncBatchNormalization(BatchNormalizationOptions options)
+    : BatchNormalization(options.synchronized(true)) {}
+
+std::shared_ptr<Layer> SyncBatchNormalization::from_config(const Json& config) {
+  // The same config as BatchNormalization's; the class name says synchronized.
+  auto bn = std::static_pointer_cast<BatchNormalization>(BatchNormalization::from_config(config));
+  return finish_from_config(std::make_shared<SyncBatchNormalization>(bn->options()), config);
 }
 
 }  // namespace strata

@@ -19,6 +19,10 @@ struct BatchNormalizationOptions {
   double epsilon_ = 1e-3;
   bool center_ = true;
   bool scale_ = true;
+  // Keras 3's synchronized=True (SyncBatchNormalization): under a distribution strategy, the
+  // batch moments are computed over the global batch (all-reduced across replicas) instead of
+  // each replica's slice.
+  bool synchronized_ = false;
   Initializer beta_initializer_;             // zeros
   Initializer gamma_initializer_;            // ones
   Initializer moving_mean_initializer_;      // zeros
@@ -31,6 +35,7 @@ struct BatchNormalizationOptions {
   BatchNormalizationOptions& epsilon(double e) { epsilon_ = e; return *this; }
   BatchNormalizationOptions& center(bool c) { center_ = c; return *this; }
   BatchNormalizationOptions& scale(bool s) { scale_ = s; return *this; }
+  BatchNormalizationOptions& synchronized(bool s) { synchronized_ = s; return *this; }
   BatchNormalizationOptions& beta_initializer(Initializer i) { beta_initializer_ = std::move(i); return *this; }
   BatchNormalizationOptions& gamma_initializer(Initializer i) { gamma_initializer_ = std::move(i); return *this; }
   BatchNormalizationOptions& moving_mean_initializer(Initializer i) { moving_mean_initializer_ = std::move(i); return *this; }
@@ -49,8 +54,9 @@ class BatchNormalization : public Layer {
   Json get_config() const override;
   // Moving statistics stay non-trainable when the layer is unfrozen (Keras).
   void set_trainable(bool trainable) override;
-  bool can_fuse_relu() const override { return true; }
+  bool can_fuse_relu() const override { return !options_.synchronized_; }
 
+  const BatchNormalizationOptions& options() const { return options_; }
   const VariablePtr& gamma() const { return gamma_; }
   const VariablePtr& beta() const { return beta_; }
   const VariablePtr& moving_mean() const { return moving_mean_; }
@@ -68,6 +74,17 @@ class BatchNormalization : public Layer {
   BatchNormalizationOptions options_;
   int64_t channels_ = 0;
   VariablePtr gamma_, beta_, moving_mean_, moving_variance_;
+};
+
+// tf.keras.layers.experimental.SyncBatchNormalization: BatchNormalization(synchronized=true).
+// On several replicas in training, mean and variance are those of the global batch: each replica
+// all-reduces its per-channel sum, sum of squares and count (gradients flow back through the
+// all-reduce). Alone it is an ordinary BatchNormalization.
+class SyncBatchNormalization : public BatchNormalization {
+ public:
+  explicit SyncBatchNormalization(BatchNormalizationOptions options = {});
+  static std::shared_ptr<Layer> from_config(const Json& config);
+  std::string class_name() const override { return "SyncBatchNormalization"; }
 };
 
 }  // namespace strata

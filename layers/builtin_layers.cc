@@ -45,6 +45,7 @@ std::map<std::string, LayerFactory> builtin_layer_factories() {
       {"GlobalAveragePooling2D", &GlobalAveragePooling2D::from_config},
       {"GlobalMaxPooling2D", &GlobalMaxPooling2D::from_config},
       {"BatchNormalization", &BatchNormalization::from_config},
+      {"SyncBatchNormalization", &SyncBatchNormalization::from_config},
       {"LayerNormalization", &LayerNormalization::from_config},
       {"Add", &Add::from_config},
       {"Subtract", &Subtract::from_config},

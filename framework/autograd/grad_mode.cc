@@ -79,6 +79,7 @@ std::vector<Tensor> GradientTape::gradient(const Tensor& target, const std::vect
   NoGradGuard no_grad;  // the backward pass itself is not recorded
 
   std::vector<Tensor> result(sources.size());
+  std::vector<bool> reported(sources.size(), false);
   autograd::Node* root = target.grad_node().get();
   std::unordered_map<autograd::Node*, Tensor> grads;
   if (root != nullptr) {
@@ -104,10 +105,46 @@ std::vector<Tensor> GradientTape::gradient(const Tensor& target, const std::vect
                        target.shape().to_string());
     }
     grads[root] = seed;
+    // For the ready callback: how many relevant consumers each source has not heard from yet.
+    std::unordered_map<autograd::Node*, int> pending;
+    std::unordered_map<autograd::Node*, std::vector<size_t>> source_indices;
+    if (on_ready_) {
+      for (size_t i = 0; i < sources.size(); ++i) {
+        if (sources[i].defined() && sources[i].grad_node()) {
+          source_indices[sources[i].grad_node().get()].push_back(i);
+        }
+      }
+      for (autograd::Node* node : order) {
+        if (!relevant.count(node) || node->is_leaf()) continue;
+        for (const auto& in : node->inputs()) {
+          if (in && wanted.count(in.get())) ++pending[in.get()];
+        }
+      }
+    }
+    const auto consumed = [&](autograd::Node* node) {
+      if (!on_ready_) return;
+      for (const auto& in : node->inputs()) {
+        if (!in || !wanted.count(in.get())) continue;
+        if (--pending[in.get()] != 0) continue;
+        auto g = grads.find(in.get());
+        for (size_t i : source_indices[in.get()]) {
+          result[i] = g != grads.end() ? g->second : Tensor();
+          if (!result[i].defined() && unconnected == UnconnectedGradients::kZero) {
+            result[i] = zeros_like(sources[i]);
+          }
+          reported[i] = true;
+          on_ready_(i, result[i]);
+        }
+      }
+    };
     for (autograd::Node* node : order) {
       if (!relevant.count(node)) continue;
       auto found = grads.find(node);
-      if (found == grads.end() || node->is_leaf()) continue;
+      if (node->is_leaf()) continue;
+      if (found == grads.end()) {
+        consumed(node);
+        continue;
+      }
       if (node->released()) {
         throw StateError("GradientTape.gradient: the graph behind this target was already freed "
                          "by an earlier gradient() call; use a persistent tape");
@@ -124,10 +161,12 @@ std::vector<Tensor> GradientTape::gradient(const Tensor& target, const std::vect
         Tensor& acc = grads[node->inputs()[i].get()];
         acc = acc.defined() ? add(acc, in_grads[i]) : in_grads[i];
       }
+      consumed(node);
     }
   }
   for (size_t i = 0; i < sources.size(); ++i) {
     const Tensor& s = sources[i];
+    if (reported[i]) continue;
     if (s.defined() && s.grad_node()) {
       auto it = grads.find(s.grad_node().get());
       if (it != grads.end()) result[i] = it->second;
@@ -135,6 +174,7 @@ std::vector<Tensor> GradientTape::gradient(const Tensor& target, const std::vect
     if (!result[i].defined() && unconnected == UnconnectedGradients::kZero && s.defined()) {
       result[i] = zeros_like(s);
     }
+    if (on_ready_) on_ready_(i, result[i]);
   }
   return result;
 }

@@ -1,6 +1,7 @@
 // GradientTape and NoGradGuard: what switches recording on and off, per thread.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "framework/core/tensor.h"
@@ -39,6 +40,13 @@ class GradientTape {
                                UnconnectedGradients unconnected = UnconnectedGradients::kNone);
   Tensor gradient(const Tensor& target, const Tensor& source);
 
+  // Called with (source index, gradient) as soon as that source's gradient is final, while the
+  // backward pass goes on: a data-parallel trainer starts all-reducing early gradients during
+  // the rest of the backward pass. Every source is reported exactly once per gradient() call
+  // (unconnected ones at the end), in the order their gradients complete.
+  using GradientReadyFn = std::function<void(size_t source, const Tensor& gradient)>;
+  void set_gradient_ready_callback(GradientReadyFn fn) { on_ready_ = std::move(fn); }
+
   bool persistent() const { return persistent_; }
   bool watch_accessed_variables() const { return watch_accessed_variables_; }
 
@@ -47,6 +55,7 @@ class GradientTape {
   bool watch_accessed_variables_;
   bool used_ = false;
   bool active_ = true;
+  GradientReadyFn on_ready_;
 };
 
 // Turns recording off on this thread for its lifetime (inference, optimizer updates).

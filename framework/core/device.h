@@ -22,4 +22,10 @@ struct Device {
   bool operator!=(const Device& o) const { return !(*this == o); }
 };
 
+// Whether tensors on `a` and `b` share one memory space, so a kernel may read both: logical CPU
+// devices (/cpu:0, /cpu:1, ... see config::set_logical_cpu_devices) all live in host memory.
+inline bool same_memory_space(const Device& a, const Device& b) {
+  return a.type == b.type && (a.type == DeviceType::kCPU || a.index == b.index);
+}
+
 }  // namespace strata

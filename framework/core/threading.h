@@ -7,4 +7,10 @@ namespace strata {
 void set_num_threads(int n);  // throws ValueError for n < 1
 int get_num_threads();
 
+// This thread's own share of the cores: its kernels use n threads instead of the global count
+// (a replica thread of a logical CPU device gets its device's share). 0 returns to the global
+// count. Throws ValueError for n < 0.
+void set_thread_share(int n);
+int thread_share();  // 0 when this thread follows the global count
+
 }  // namespace strata

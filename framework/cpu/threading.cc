@@ -13,6 +13,8 @@ namespace strata {
 namespace {
 std::atomic<int> g_threads{0};
 std::once_flag g_init;
+thread_local int t_share = 0;     // this thread's own count (0: the global one)
+thread_local int t_applied = -1;  // the count last given to OpenMP on this thread
 
 void init_from_env() {
   int n = omp_get_num_procs();
@@ -34,13 +36,13 @@ namespace cpu {
 // (the trainer's replica threads included) before it starts a parallel region or a oneDNN call.
 void ensure_threads_initialised() {
   std::call_once(g_init, init_from_env);
-  thread_local int applied = -1;
-  if (applied != g_threads) {
-    omp_set_num_threads(g_threads);
-    applied = g_threads;
+  const int want = t_share > 0 ? t_share : g_threads.load();
+  if (t_applied != want) {
+    omp_set_num_threads(want);
+    t_applied = want;
   }
 }
-int max_threads() { return g_threads; }
+int max_threads() { return t_share > 0 ? t_share : g_threads.load(); }
 }  // namespace cpu
 
 void set_num_threads(int n) {
@@ -49,6 +51,14 @@ void set_num_threads(int n) {
   g_threads = n;
   cpu::ensure_threads_initialised();
 }
+
+void set_thread_share(int n) {
+  if (n < 0) throw ValueError("set_thread_share: expected n >= 0, got " + std::to_string(n));
+  t_share = n;
+  cpu::ensure_threads_initialised();
+}
+
+int thread_share() { return t_share; }
 
 int get_num_threads() {
   cpu::ensure_threads_initialised();

@@ -121,7 +121,7 @@ Element stack_elements(const std::vector<Element>& elements, const char* op) {
                          dtype_name(t0.dtype()) + " but element " + std::to_string(k) + " has " +
                          dtype_name(t.dtype()));
       }
-      if (t.device() != t0.device()) {
+      if (!same_memory_space(t.device(), t0.device())) {
         throw DeviceError(where(op, pos) + " must be on the same device in every element; element 0 is on " +
                           t0.device().to_string() + " but element " + std::to_string(k) + " is on " +
                           t.device().to_string());

@@ -98,10 +98,15 @@ Tensor Layer::invoke(const std::vector<Tensor>& xs, bool training, bool then_rel
     shapes.push_back(x.shape());
   }
   maybe_build(shapes);
-  activity_losses_.clear();
+  {
+    std::lock_guard<std::mutex> lock(call_state_mutex_);
+    activity_losses_.erase(std::this_thread::get_id());
+  }
   Tensor y = then_relu ? call_fused_relu(xs, training)
                        : xs.size() == 1 ? call(xs[0], training) : call_multi(xs, training);
-  output_shape_ = with_unknown_batch(y.shape());
+  Shape out_shape = with_unknown_batch(y.shape());
+  std::lock_guard<std::mutex> lock(call_state_mutex_);
+  if (out_shape != output_shape_) output_shape_ = std::move(out_shape);
   return y;
 }
 
@@ -183,7 +188,12 @@ int64_t Layer::count_params() const {
 }
 
 std::vector<Tensor> Layer::losses() const {
-  std::vector<Tensor> out = activity_losses_;
+  std::vector<Tensor> out;
+  {
+    std::lock_guard<std::mutex> lock(call_state_mutex_);
+    auto mine = activity_losses_.find(std::this_thread::get_id());
+    if (mine != activity_losses_.end()) out = mine->second;
+  }
   for (const auto& [var, reg] : regularized_) out.push_back(reg(var->value()));
   for (const auto& l : sublayers_) {
     const std::vector<Tensor> sub = l->losses();
@@ -200,7 +210,10 @@ void Layer::track_layer(const std::shared_ptr<Layer>& layer) {
   sublayers_.push_back(layer);
 }
 
-void Layer::add_loss(const Tensor& loss) { activity_losses_.push_back(loss); }
+void Layer::add_loss(const Tensor& loss) {
+  std::lock_guard<std::mutex> lock(call_state_mutex_);
+  activity_losses_[std::this_thread::get_id()].push_back(loss);
+}
 
 VariablePtr Layer::add_weight(const std::string& name, const Shape& shape,
                               const WeightOptions& options) {

@@ -8,7 +8,10 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "framework/config/json.h"
@@ -126,8 +129,10 @@ class Layer : public std::enable_shared_from_this<Layer> {
   std::vector<VariablePtr> weights_;
   std::vector<std::pair<VariablePtr, Regularizer>> regularized_;
   std::vector<std::shared_ptr<Layer>> sublayers_;
-  std::vector<Tensor> activity_losses_;
+  // Per calling thread: the replicas of a distribution strategy call one layer concurrently.
+  std::unordered_map<std::thread::id, std::vector<Tensor>> activity_losses_;
   Shape output_shape_;
+  mutable std::mutex call_state_mutex_;  // guards activity_losses_ and output_shape_
 };
 
 // "dense" -> "dense", then "dense_1", "dense_2", ... per base name, process-wide (as Keras).

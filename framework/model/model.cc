@@ -7,13 +7,14 @@
 
 namespace strata {
 
-Model::Model(const std::string& name) : Layer("model", name) {}
+Model::Model(const std::string& name) : Layer("model", name) { remember_strategy(); }
 
 Model::Model(const std::vector<KerasTensor>& inputs, const std::vector<KerasTensor>& outputs,
              const std::string& name)
     : Layer("model", name), graph_(std::make_shared<FunctionalGraph>(inputs, outputs)) {
   for (const auto& layer : graph_->layers()) track_layer(layer);
   set_built();
+  remember_strategy();
 }
 
 Model::Model(const KerasTensor& input, const KerasTensor& output, const std::string& name)

@@ -27,6 +27,9 @@ namespace strata {
 class EpochIterator;
 class FunctionalGraph;
 struct CompiledState;
+namespace distribute {
+class Strategy;
+}
 
 class Model : public Layer {
  public:
@@ -84,11 +87,21 @@ class Model : public Layer {
   virtual void train_step(const data::Element& batch);
   virtual void test_step(const data::Element& batch);
   virtual Tensor predict_step(const data::Element& batch);
+  // What the loops call: one train / test step on a global batch, or a predict step through the model's strategy:
+  // split over its replicas and run on each (plain calls without a strategy). `global_size` is
+  // the loop's full batch size (0 until the first batch fixes it, for datasets).
+  void distributed_train_step(const data::Element& batch, int64_t& global_size);
+  void distributed_test_step(const data::Element& batch, int64_t& global_size);
+  Tensor distributed_predict_step(const data::Element& batch, int64_t& global_size);
   // The current values of "loss" and the compiled metrics.
   Logs metrics_logs() const;
   // Internal: what compile() set up (null before compile), for saving and the trainer.
   const std::shared_ptr<CompiledState>& compiled_state() const { return compiled_; }
   void reset_metrics();
+
+  // The distribution strategy whose scope was active when the model was created or compiled
+  // (null: none). fit / evaluate / predict re-enter it and run each step on all its replicas.
+  distribute::Strategy* distribute_strategy() const;
 
   // Set by callbacks (EarlyStopping, TerminateOnNaN) to end fit() after the current epoch/step.
   bool stop_training = false;
@@ -129,18 +142,24 @@ class Model : public Layer {
   // Updates the compiled metrics (and the loss tracker with `loss`).
   void update_metrics(const std::vector<Tensor>& y_true, const std::vector<Tensor>& y_pred,
                       const Tensor& sample_weight, const Tensor& loss);
+  // Resolves the compiled metrics from the first batch's shapes ("accuracy" depends on them).
+  void build_metrics(const std::vector<Tensor>& y_true, const std::vector<Tensor>& y_pred);
 
  private:
   friend class Trainer;
   void require_compiled(const char* method) const;
   // The epoch loop behind both fit() overloads.
   History run_fit(EpochIterator& train, EpochIterator* validation, const FitOptions& options);
+  // Remembers the strategy of the active scope, if any (constructors and compile).
+  void remember_strategy();
 
   std::shared_ptr<FunctionalGraph> graph_;
   std::shared_ptr<CompiledState> compiled_;
   TrainingProgress progress_;                      // epoch and step; data filled on demand
   const EpochIterator* fit_data_ = nullptr;         // the running fit()'s training data
   std::optional<ResumePoint> resume_point_;
+  distribute::Strategy* strategy_ = nullptr;
+  std::weak_ptr<const bool> strategy_alive_;  // expires with the strategy
 };
 
 }  // namespace strata

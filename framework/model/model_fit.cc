@@ -13,6 +13,7 @@
 #include "framework/model/termination_signals.h"
 #include "framework/autograd/grad_mode.h"
 #include "framework/ops/shape_ops.h"
+#include "framework/strategy/strategy.h"
 
 namespace strata {
 namespace {
@@ -25,6 +26,13 @@ CallbackList make_callbacks(const std::vector<CallbackPtr>& user, int verbose, M
   list.set_model(model);
   list.set_params({epochs, steps, verbose});
   return list;
+}
+
+// Re-enters the scope of the strategy that created `model` (if any) for a loop's lifetime.
+std::optional<distribute::Strategy::Scope> strategy_scope(const Model& model) {
+  std::optional<distribute::Strategy::Scope> scope;
+  if (distribute::Strategy* s = model.distribute_strategy()) scope.emplace(s);
+  return scope;
 }
 
 std::map<std::string, double> to_map(const Logs& logs) {
@@ -41,9 +49,10 @@ static Logs run_evaluation(Model& model, EpochIterator& it, CallbackList& callba
   callbacks.on_test_begin(Logs());
   it.begin_epoch();
   int step = 0;
+  int64_t global_size = it.batch_size();
   while (auto batch = it.next()) {
     callbacks.on_test_batch_begin(step, Logs());
-    model.test_step(*batch);
+    model.distributed_test_step(*batch, global_size);
     callbacks.on_test_batch_end(step, model.metrics_logs());
     ++step;
   }
@@ -60,6 +69,7 @@ History Model::run_fit(EpochIterator& train, EpochIterator* validation, const Fi
   if (o.validation_freq_ < 1) {
     throw ValueError("Model.fit: validation_freq must be >= 1, got " + std::to_string(o.validation_freq_));
   }
+  const auto scope = strategy_scope(*this);
   auto history = std::make_shared<History>();
   CallbackList callbacks = make_callbacks(o.callbacks_, o.verbose_, this, o.epochs_,
                                           train.steps(), history);
@@ -84,6 +94,7 @@ History Model::run_fit(EpochIterator& train, EpochIterator* validation, const Fi
   std::optional<ResumePoint> resume = std::exchange(resume_point_, std::nullopt);
   const int first_epoch = resume ? std::max(o.initial_epoch_, resume->epoch) : o.initial_epoch_;
   const int every = compiled_->steps_per_execution;
+  int64_t global_size = train.batch_size();
   for (int epoch = first_epoch; epoch < o.epochs_ && !stop_training; ++epoch) {
     reset_metrics();
     progress_.epoch = epoch;
@@ -108,7 +119,7 @@ History Model::run_fit(EpochIterator& train, EpochIterator* validation, const Fi
       // Keras runs steps_per_execution steps between batch callbacks.
       const bool report = (step + 1) % every == 0 || step + 1 == train.steps();
       if (step % every == 0) callbacks.on_train_batch_begin(step, Logs());
-      train_step(*batch);
+      distributed_train_step(*batch, global_size);
       progress_.step = step + 1;
       if (report) callbacks.on_train_batch_end(step, metrics_logs());
       ++step;
@@ -193,6 +204,7 @@ std::map<std::string, double> Model::evaluate(const Tensor& x, const Tensor& y,
   std::vector<Tensor> data{x, y};
   if (o.sample_weight_.defined()) data.push_back(o.sample_weight_);
   EpochIterator it(data, o.batch_size_, false, o.steps_, "evaluate");
+  const auto scope = strategy_scope(*this);
   CallbackList callbacks = make_callbacks(o.callbacks_, o.verbose_, this, 1, it.steps(), nullptr);
   return to_map(run_evaluation(*this, it, callbacks));
 }
@@ -200,12 +212,14 @@ std::map<std::string, double> Model::evaluate(const Tensor& x, const Tensor& y,
 std::map<std::string, double> Model::evaluate(const data::Dataset& dataset, const EvaluateOptions& o) {
   require_compiled("evaluate");
   EpochIterator it(dataset, o.steps_, "evaluate");
+  const auto scope = strategy_scope(*this);
   CallbackList callbacks = make_callbacks(o.callbacks_, o.verbose_, this, 1, it.steps(), nullptr);
   return to_map(run_evaluation(*this, it, callbacks));
 }
 
 namespace {
 Tensor predict_loop(Model& model, EpochIterator& it, const PredictOptions& o) {
+  const auto scope = strategy_scope(model);
   CallbackList callbacks(o.callbacks_);
   callbacks.set_model(&model);
   callbacks.set_params({1, it.steps(), o.verbose_});
@@ -213,9 +227,10 @@ Tensor predict_loop(Model& model, EpochIterator& it, const PredictOptions& o) {
   it.begin_epoch();
   std::vector<Tensor> outputs;
   int step = 0;
+  int64_t global_size = it.batch_size();
   while (auto batch = it.next()) {
     callbacks.on_predict_batch_begin(step, Logs());
-    outputs.push_back(model.predict_step(*batch));
+    outputs.push_back(model.distributed_predict_step(*batch, global_size));
     callbacks.on_predict_batch_end(step, Logs());
     ++step;
   }

@@ -7,9 +7,13 @@
 #include "framework/model/compiled_state.h"
 #include "framework/model/functional_graph.h"
 #include "framework/model/model.h"
+#include "framework/ops/creation.h"
 #include "framework/ops/math_ops.h"
 #include "framework/ops/shape_ops.h"
 #include "framework/optimizers/optimizer_factory.h"
+#include "framework/strategy/gradient_reducer.h"
+#include "framework/strategy/replica_context.h"
+#include "framework/strategy/strategy.h"
 
 namespace strata {
 namespace {
@@ -25,6 +29,11 @@ void Model::compile(OptimizerArg optimizer, LossArg loss, std::vector<MetricArg>
 }
 
 void Model::compile(const CompileOptions& options) {
+  remember_strategy();
+  // The optimizer's variables belong to the model's strategy even when compile() is called
+  // outside its scope.
+  std::optional<distribute::Strategy::Scope> scope;
+  if (distribute::Strategy* s = distribute_strategy()) scope.emplace(s);
   auto state = std::make_shared<CompiledState>();
   state->optimizer = options.optimizer_.object ? options.optimizer_.object
                                                : optimizers::get(options.optimizer_.name);
@@ -56,6 +65,7 @@ void Model::compile(const CompileOptions& options) {
   state->steps_per_execution = options.steps_per_execution_;
   state->metric_args = options.metrics_;
   compiled_ = std::move(state);
+  remember_strategy();
 }
 
 void Model::require_compiled(const char* method) const {
@@ -92,13 +102,48 @@ Tensor Model::compute_loss(const std::vector<Tensor>& y_true, const std::vector<
     total = total.defined() ? total + l : l;
   }
   for (const Tensor& reg : losses()) total = total + cast(reg, total.dtype());
+  // On one of several replicas: scaled by the replica's share of the global batch, so that the
+  // replicas' gradients sum to the global batch's (TensorFlow's compute_average_loss; it also
+  // counts the regularization losses once in total).
+  if (const auto* replica = distribute::current_replica_context();
+      replica != nullptr && replica->num_replicas_in_sync() > 1) {
+    total = total * replica->batch_fraction();
+  }
   return total;
 }
 
 void Model::update_metrics(const std::vector<Tensor>& y_true, const std::vector<Tensor>& y_pred,
                            const Tensor& sample_weight, const Tensor& loss) {
   CompiledState& c = *compiled_;
-  if (!c.metrics_built) {
+  distribute::ReplicaContext* replica = distribute::current_replica_context();
+  const bool replicated = replica != nullptr && replica->num_replicas_in_sync() > 1;
+  if (!c.metrics_built && replicated) {
+    // Built once, by replica 0, while the others wait; all decide before anyone builds.
+    replica->barrier();
+    if (replica->replica_id_in_sync_group() == 0) build_metrics(y_true, y_pred);
+    replica->barrier();
+  } else if (!c.metrics_built) {
+    build_metrics(y_true, y_pred);
+  }
+  NoGradGuard no_grad;
+  if (replicated) {
+    // compute_loss scaled this replica's loss by its share of the batch; the tracker gets the
+    // unscaled loss with the share as its weight, so the replicas' sums give the global mean.
+    const double share = replica->batch_fraction();
+    if (share == 0.0) return;  // a stand-in for a replica without samples counts for nothing
+    Tensor weight = full(Shape{}, share, loss.dtype(), loss.device());
+    c.loss_tracker->update_state_from({loss.detach() * (1.0 / share)}, weight);
+  } else {
+    c.loss_tracker->update_state(loss.detach());
+  }
+  for (size_t o = 0; o < y_pred.size(); ++o) {
+    for (const auto& m : c.metrics[o]) m->update_state(y_true[o], y_pred[o].detach(), sample_weight);
+  }
+}
+
+void Model::build_metrics(const std::vector<Tensor>& y_true, const std::vector<Tensor>& y_pred) {
+  CompiledState& c = *compiled_;
+  {
     // Built on the first batch, inside whatever variable-creator scope the loop runs in.
     c.loss_tracker = std::make_shared<metrics::Mean>("loss");
     c.metrics.assign(y_pred.size(), {});
@@ -120,11 +165,6 @@ void Model::update_metrics(const std::vector<Tensor>& y_true, const std::vector<
       }
     }
     c.metrics_built = true;
-  }
-  NoGradGuard no_grad;
-  c.loss_tracker->update_state(loss.detach());
-  for (size_t o = 0; o < y_pred.size(); ++o) {
-    for (const auto& m : c.metrics[o]) m->update_state(y_true[o], y_pred[o].detach(), sample_weight);
   }
 }
 
@@ -173,7 +213,9 @@ void Model::train_step(const data::Element& batch) {
   std::vector<Tensor> y_pred = call_outputs(u.x, /*training=*/true);
   Tensor loss = compute_loss(u.y, y_pred, u.sample_weight);
   const std::vector<VariablePtr> vars = trainable_variables();
-  compiled_->optimizer->apply_gradients(tape.gradient(loss, vars), vars);
+  // Summed over the replicas (in buckets, during the backward pass) under a strategy.
+  std::vector<Tensor> grads = distribute::compute_reduced_gradients(tape, loss, vars);
+  compiled_->optimizer->apply_gradients(grads, vars, /*skip_gradients_aggregation=*/true);
   update_metrics(u.y, y_pred, u.sample_weight, loss);
 }
 
@@ -201,7 +243,8 @@ Logs Model::train_on_batch(const Tensor& x, const Tensor& y, const Tensor& sampl
   if (reset) reset_metrics();
   data::Element batch{x, y};
   if (sample_weight.defined()) batch.push_back(sample_weight);
-  train_step(batch);
+  int64_t global_size = 0;
+  distributed_train_step(batch, global_size);
   return metrics_logs();
 }
 
@@ -211,10 +254,14 @@ Logs Model::test_on_batch(const Tensor& x, const Tensor& y, const Tensor& sample
   if (reset) reset_metrics();
   data::Element batch{x, y};
   if (sample_weight.defined()) batch.push_back(sample_weight);
-  test_step(batch);
+  int64_t global_size = 0;
+  distributed_test_step(batch, global_size);
   return metrics_logs();
 }
 
-Tensor Model::predict_on_batch(const Tensor& x) { return predict_step({x}); }
+Tensor Model::predict_on_batch(const Tensor& x) {
+  int64_t global_size = 0;
+  return distributed_predict_step({x}, global_size);
+}
 
 }  // namespace strata

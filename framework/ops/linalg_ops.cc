@@ -33,7 +33,7 @@ Shape matmul_shape(const Tensor& a, const Tensor& b, bool transpose_a, bool tran
     throw DTypeError(std::string("matmul: expected floating operands, got ") +
                      dtype_name(a.dtype()) + " for " + shapes(a, b));
   }
-  if (a.device() != b.device()) {
+  if (!same_memory_space(a.device(), b.device())) {
     throw DeviceError("matmul: operands are on different devices: " + a.device().to_string() +
                       " and " + b.device().to_string() + " for " + shapes(a, b));
   }

@@ -9,7 +9,7 @@ void check_defined(const Tensor& t, const char* op) {
 }
 
 void check_same_device(const Tensor& a, const Tensor& b, const char* op, std::string_view what) {
-  if (a.device() != b.device()) {
+  if (!same_memory_space(a.device(), b.device())) {
     throw DeviceError(std::string(op) + ": " + std::string(what) +
                       " are on different devices: " + a.device().to_string() + " and " +
                       b.device().to_string() + "; move one with .to(device)");

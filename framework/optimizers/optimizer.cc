@@ -9,6 +9,7 @@
 #include "framework/backend/backend.h"
 #include "framework/ops/creation.h"
 #include "framework/ops/math_ops.h"
+#include "framework/strategy/replica_context.h"
 #include "framework/variables/creator_stack.h"
 
 namespace strata::optimizers {
@@ -150,18 +151,20 @@ void Optimizer::build(const std::vector<VariablePtr>& vars) {
   }
 }
 
-void Optimizer::apply_gradients(const std::vector<std::pair<Tensor, VariablePtr>>& grads_and_vars) {
+void Optimizer::apply_gradients(const std::vector<std::pair<Tensor, VariablePtr>>& grads_and_vars,
+                                bool skip_gradients_aggregation) {
   std::vector<Tensor> grads;
   std::vector<VariablePtr> vars;
   for (const auto& [g, v] : grads_and_vars) {
     grads.push_back(g);
     vars.push_back(v);
   }
-  apply_gradients(grads, vars);
+  apply_gradients(grads, vars, skip_gradients_aggregation);
 }
 
 void Optimizer::apply_gradients(const std::vector<Tensor>& grads,
-                                const std::vector<VariablePtr>& vars) {
+                                const std::vector<VariablePtr>& vars,
+                                bool skip_gradients_aggregation) {
   if (grads.size() != vars.size()) {
     throw ValueError(name_ + ".apply_gradients: got " + std::to_string(grads.size()) +
                      " gradients for " + std::to_string(vars.size()) +
@@ -198,6 +201,35 @@ void Optimizer::apply_gradients(const std::vector<Tensor>& grads,
   }
 
   NoGradGuard no_grad;
+  distribute::ReplicaContext* replica = distribute::current_replica_context();
+  const bool replicated = replica != nullptr && replica->num_replicas_in_sync() > 1;
+  // Variables with a single copy shared by every replica (central storage) are updated once, by
+  // replica 0.
+  bool shared_copies = false;
+  if (replicated) {
+    if (!skip_gradients_aggregation) {
+      for (auto& w : work) replica->all_reduce(w.first = w.first.clone(), ReduceOp::kSum);
+    }
+    // Slots must be made once, not by every replica: all replicas decide from the same state
+    // (nobody creates before everyone has looked), replica 0 creates, the others wait.
+    bool missing = false;
+    for (const auto& w : work) {
+      missing = missing || !slots_.count(w.second.get());
+      shared_copies = shared_copies || !w.second->has_replica_copies();
+    }
+    if (missing) {
+      replica->barrier();
+      if (replica->replica_id_in_sync_group() == 0) {
+        for (const auto& w : work) slots_for(w.second);
+      }
+      replica->barrier();
+    }
+    // Every replica has finished reading the shared copies (its backward pass) before they change.
+    if (shared_copies) replica->barrier();
+  }
+  const auto updates_here = [&](const Variable& v) {
+    return !replicated || v.has_replica_copies() || replica->replica_id_in_sync_group() == 0;
+  };
   const int64_t step = iteration_count();
   const double lr = learning_rate_.at(step);
 
@@ -228,6 +260,7 @@ void Optimizer::apply_gradients(const std::vector<Tensor>& grads,
 
   for (size_t i = 0; i < work.size(); ++i) {
     const VariablePtr& var = work[i].second;
+    if (!updates_here(*var)) continue;
     Slots& s = slots_for(var);
     Tensor& storage = var->storage();
     const Tensor grad = work[i].first.to(storage.device());
@@ -240,7 +273,10 @@ void Optimizer::apply_gradients(const std::vector<Tensor>& grads,
     u.weight_decay = decays(*var) ? float(*config_.weight_decay) : 0.0f;
     backend_for(storage).optimizer_update(u, storage, grad, slot_storage);
   }
+  // Every replica assigns the step: the variable combines it (one write for a central copy).
   iterations_->assign(Tensor::scalar<int64_t>(step + 1));
+  // The shared copies are complete before any replica reads them again.
+  if (replicated && shared_copies) replica->barrier();
 }
 
 }  // namespace strata::optimizers

@@ -32,8 +32,16 @@ class Optimizer {
   // One training step: updates each variable from its gradient and adds 1 to iterations().
   // Undefined gradients are skipped (their variables are left alone); it is a ValueError when
   // every gradient is undefined. Gradient shapes must equal their variables' (ShapeError).
-  void apply_gradients(const std::vector<Tensor>& grads, const std::vector<VariablePtr>& vars);
-  void apply_gradients(const std::vector<std::pair<Tensor, VariablePtr>>& grads_and_vars);
+  //
+  // Under a distribution strategy (called on each replica, inside strategy.run), the gradients
+  // are first summed over the replicas, unless skip_gradients_aggregation says the caller already
+  // did (Keras' argument; the trainer all-reduces in buckets during the backward pass). Then
+  // variables with one copy per replica (mirrored) are updated by every replica on its copy, and
+  // variables with a single copy (central storage) by replica 0 alone, between barriers.
+  void apply_gradients(const std::vector<Tensor>& grads, const std::vector<VariablePtr>& vars,
+                       bool skip_gradients_aggregation = false);
+  void apply_gradients(const std::vector<std::pair<Tensor, VariablePtr>>& grads_and_vars,
+                       bool skip_gradients_aggregation = false);
 
   // Creates the slot variables of `vars` now rather than on their first update.
   void build(const std::vector<VariablePtr>& vars);

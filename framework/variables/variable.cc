@@ -52,6 +52,14 @@ Variable::Variable(const VariableSpec& spec)
       storage_(initial_tensor(spec)),
       leaf_(std::make_shared<autograd::Node>(spec.name)) {}
 
+Variable::Variable(const VariableSpec& spec, NoStorage)
+    : name_(spec.name),
+      shape_(spec.shape),
+      dtype_(spec.dtype),
+      trainable_(spec.trainable),
+      aggregation_(spec.aggregation),
+      synchronization_(spec.synchronization) {}
+
 Variable::~Variable() = default;
 
 Device Variable::device() const { return storage_.device(); }

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "framework/core/device_scope.h"
 #include "framework/core/tensor.h"
 
 namespace strata {
@@ -34,7 +35,7 @@ struct VariableSpec {
   bool trainable = true;
   VariableAggregation aggregation = VariableAggregation::kNone;
   VariableSynchronization synchronization = VariableSynchronization::kAuto;
-  Device device = Device::cpu();
+  Device device = default_device();  // the device scope's (see device_scope.h)
 };
 
 class Variable {
@@ -53,6 +54,9 @@ class Variable {
   VariableAggregation aggregation() const { return aggregation_; }
   VariableSynchronization synchronization() const { return synchronization_; }
   virtual Device device() const;
+  // True for distributed variables that keep one copy per replica (MirroredStrategy's): each
+  // replica updates its own copy. False for plain variables and single central copies.
+  virtual bool has_replica_copies() const { return false; }
 
   // The current value to compute with. While a GradientTape that watches accessed variables is
   // active (or after tape.watch(variable)), reads of a trainable variable are recorded.
@@ -73,6 +77,11 @@ class Variable {
   void watch() const { watched_ = true; }
 
  protected:
+  // For distributed variables that keep their values in component variables: the metadata of
+  // `spec` and no storage of its own (they override every method that reaches the storage).
+  struct NoStorage {};
+  Variable(const VariableSpec& spec, NoStorage);
+
   Tensor make_read(const Tensor& storage, const std::shared_ptr<autograd::Node>& leaf) const;
   void check_update(const Tensor& value, const char* op) const;
 

@@ -96,3 +96,6 @@
 #include "layers/preprocessing/string_lookup.h"
 #include "distribute/communicator.h"
 #include "distribute/in_process_communicator.h"
+#include "distribute/distribute.h"
+#include "framework/strategy/gradient_reducer.h"
+#include "framework/strategy/replica_context.h"

@@ -1,0 +1,167 @@
+#include "distribute/local_replicas.h"
+
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "distribute/in_process_communicator.h"
+#include "framework/config/devices.h"
+#include "framework/core/device_scope.h"
+#include "framework/core/error.h"
+#include "framework/core/threading.h"
+#include "framework/strategy/replica_context.h"
+
+namespace strata::distribute {
+namespace {
+
+class LocalReplicaContext final : public ReplicaContext {
+ public:
+  LocalReplicaContext(int id, int n, Device device) : id_(id), n_(n), device_(device) {}
+  int replica_id_in_sync_group() const override { return id_; }
+  int num_replicas_in_sync() const override { return n_; }
+  Device device() const override { return device_; }
+  void all_reduce(Tensor& t, ReduceOp op) override { comm_->all_reduce(t, op); }
+  std::shared_ptr<CollectiveWork> all_reduce_async(Tensor t, ReduceOp op) override {
+    return comm_->all_reduce_async(std::move(t), op);
+  }
+  void broadcast(Tensor& t, int root) override { comm_->broadcast(t, root); }
+  void barrier() override { comm_->barrier(); }
+  void set_communicator(std::shared_ptr<Communicator> comm) { comm_ = std::move(comm); }
+
+ private:
+  int id_, n_;
+  Device device_;
+  std::shared_ptr<Communicator> comm_;
+};
+
+}  // namespace
+
+struct LocalReplicas::Shared {
+  std::mutex mutex;
+  std::condition_variable cv;
+  const std::function<void(int)>* job = nullptr;
+  uint64_t generation = 0;  // bumped per run(); workers run each generation once
+  int remaining = 0;        // workers still running the current job
+  bool stopping = false;
+  std::exception_ptr first_error;
+  std::unique_ptr<InProcessGroup> group;
+  std::vector<std::unique_ptr<LocalReplicaContext>> contexts;
+  std::vector<std::thread> threads;
+
+  void make_group() {
+    group = std::make_unique<InProcessGroup>(int(contexts.size()));
+    for (size_t r = 0; r < contexts.size(); ++r) contexts[r]->set_communicator(group->communicator(int(r)));
+  }
+
+  // Runs the job as replica r with its context, device, thread share and strategy scope.
+  void run_as(int r, Strategy* owner, const std::function<void(int)>& fn) {
+    LocalReplicaContext* context = contexts[size_t(r)].get();
+    const int previous_share = thread_share();
+    try {
+      Strategy::Scope scope(owner);
+      ReplicaContextScope in_replica(context);
+      DeviceScope on_device(context->device());
+      set_thread_share(config::thread_share(context->device()));
+      fn(r);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (!first_error) {
+        first_error = std::current_exception();
+        // The others must not wait in a collective for a replica that has given up.
+        if (group) group->abort("replica " + std::to_string(r) + " failed");
+      }
+    }
+    set_thread_share(previous_share);
+  }
+};
+
+LocalReplicas::LocalReplicas(Strategy* owner, std::vector<Device> devices)
+    : owner_(owner), devices_(std::move(devices)), shared_(std::make_shared<Shared>()) {
+  const int n = int(devices_.size());
+  for (int r = 0; r < n; ++r) {
+    shared_->contexts.push_back(std::make_unique<LocalReplicaContext>(r, n, devices_[size_t(r)]));
+  }
+  shared_->make_group();
+  for (int r = 1; r < n; ++r) {
+    shared_->threads.emplace_back([shared = shared_.get(), owner, r] {
+      uint64_t seen = 0;
+      for (;;) {
+        const std::function<void(int)>* job = nullptr;
+        {
+          std::unique_lock<std::mutex> lock(shared->mutex);
+          shared->cv.wait(lock, [&] { return shared->stopping || shared->generation != seen; });
+          if (shared->stopping) return;
+          seen = shared->generation;
+          job = shared->job;
+        }
+        shared->run_as(r, owner, *job);
+        std::lock_guard<std::mutex> lock(shared->mutex);
+        if (--shared->remaining == 0) shared->cv.notify_all();
+      }
+    });
+  }
+}
+
+LocalReplicas::~LocalReplicas() {
+  {
+    std::lock_guard<std::mutex> lock(shared_->mutex);
+    shared_->stopping = true;
+  }
+  shared_->cv.notify_all();
+  for (std::thread& t : shared_->threads) t.join();
+}
+
+void LocalReplicas::run(const std::function<void(int)>& fn) {
+  if (current_replica_context() != nullptr) {
+    throw StateError(owner_->name() + ".run: called from inside a replica (strategy.run or a "
+                     "training step); call it from the cross-replica context");
+  }
+  {
+    std::lock_guard<std::mutex> lock(shared_->mutex);
+    shared_->job = &fn;
+    shared_->first_error = nullptr;
+    shared_->remaining = size() - 1;
+    ++shared_->generation;
+  }
+  shared_->cv.notify_all();
+  shared_->run_as(0, owner_, fn);
+  std::exception_ptr error;
+  {
+    std::unique_lock<std::mutex> lock(shared_->mutex);
+    shared_->cv.wait(lock, [&] { return shared_->remaining == 0; });
+    shared_->job = nullptr;
+    error = shared_->first_error;
+  }
+  if (error) {
+    shared_->make_group();  // the aborted group is spent
+    std::rethrow_exception(error);
+  }
+}
+
+std::vector<Device> resolve_devices(const std::vector<std::string>& names, const char* who) {
+  std::vector<Device> devices;
+  if (names.empty()) return config::list_logical_devices("CPU");
+  const int cpus = config::logical_cpu_device_count();
+  for (const std::string& name : names) {
+    const Device d = Device::parse(name);
+    if (d.type != DeviceType::kCPU) {
+      throw ValueError(std::string(who) + ": device '" + name + "' is a GPU, and this build has "
+                       "no CUDA backend yet; use logical CPU devices (/cpu:0, /cpu:1, ...)");
+    }
+    if (d.index >= cpus) {
+      throw ValueError(std::string(who) + ": device '" + name + "' does not exist: there are " +
+                       std::to_string(cpus) + " logical CPU device(s); call "
+                       "config::set_logical_cpu_devices(" + std::to_string(d.index + 1) +
+                       ") first");
+    }
+    for (const Device& seen : devices) {
+      if (seen == d) throw ValueError(std::string(who) + ": device '" + name + "' is listed twice");
+    }
+    devices.push_back(d);
+  }
+  return devices;
+}
+
+}  // namespace strata::distribute

@@ -1,0 +1,44 @@
+// LocalReplicas: the replicas of a single-process strategy (Mirrored, CentralStorage, OneDevice):
+// one per device, replica 0 on the calling thread and the others on threads of their own that
+// live as long as the strategy. While a replica runs, its thread has its ReplicaContext (backed by
+// an InProcessGroup), its device as the default device, its share of the cores, and the
+// strategy's scope.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "framework/core/device.h"
+#include "framework/strategy/strategy.h"
+
+namespace strata::distribute {
+
+class LocalReplicas {
+ public:
+  LocalReplicas(Strategy* owner, std::vector<Device> devices);
+  ~LocalReplicas();
+  LocalReplicas(const LocalReplicas&) = delete;
+  LocalReplicas& operator=(const LocalReplicas&) = delete;
+
+  int size() const { return int(devices_.size()); }
+  const std::vector<Device>& devices() const { return devices_; }
+
+  // fn(r) on every replica r at once; returns when all are done. When one throws, the others'
+  // collectives are aborted (so none waits for it), the group is remade, and the first error is
+  // rethrown. Calling it from inside a replica is a StateError (it would wait for itself).
+  void run(const std::function<void(int)>& fn);
+
+ private:
+  struct Shared;
+  Strategy* owner_;
+  std::vector<Device> devices_;
+  std::shared_ptr<Shared> shared_;
+};
+
+// Parses and checks a strategy's device list: names as "/cpu:1" or "GPU:0"; no duplicates; CPU
+// indices within the logical CPU devices (config::set_logical_cpu_devices). Empty: every
+// logical CPU device. `who` names the strategy in errors.
+std::vector<Device> resolve_devices(const std::vector<std::string>& names, const char* who);
+
+}  // namespace strata::distribute

@@ -1,0 +1,138 @@
+#include "distribute/replicated_variable.h"
+
+#include "framework/autograd/grad_mode.h"
+#include "framework/core/error.h"
+#include "framework/ops/creation.h"
+#include "framework/ops/math_ops.h"
+#include "framework/strategy/replica_context.h"
+
+namespace strata::distribute {
+
+ReplicatedVariable::ReplicatedVariable(const VariableSpec& spec, const std::vector<Device>& devices)
+    : Variable(spec, NoStorage{}) {
+  if (devices.empty()) throw ValueError("ReplicatedVariable '" + spec.name + "': no devices");
+  VariableSpec first = spec;
+  first.device = devices[0];
+  copies_.push_back(std::make_shared<Variable>(first));
+  const Tensor initial = copies_[0]->read_value();
+  for (size_t r = 1; r < devices.size(); ++r) {
+    VariableSpec copy = spec;
+    copy.device = devices[r];
+    copy.initializer = nullptr;
+    copy.initial_value = initial;
+    copies_.push_back(std::make_shared<Variable>(copy));
+  }
+}
+
+bool ReplicatedVariable::in_replica() const {
+  const ReplicaContext* c = current_replica_context();
+  return c != nullptr && c->num_replicas_in_sync() > 1;
+}
+
+Variable& ReplicatedVariable::local() const {
+  const ReplicaContext* c = current_replica_context();
+  if (c == nullptr) return *copies_[0];
+  const int r = c->replica_id_in_sync_group();
+  if (c->num_replicas_in_sync() != num_copies()) {
+    throw StateError("Variable '" + name() + "' has " + std::to_string(num_copies()) +
+                     " replica copies but is used on a replica of " +
+                     std::to_string(c->num_replicas_in_sync()) +
+                     "; use a variable under the strategy whose scope created it");
+  }
+  return *copies_[size_t(r)];
+}
+
+Tensor ReplicatedVariable::read(const Variable& c) const {
+  Tensor handle = c.gradient_handle();
+  return make_read(const_cast<Variable&>(c).storage(), handle.grad_node());
+}
+
+Tensor MirroredVariable::aggregate(const Tensor& t, const char* op) const {
+  ReplicaContext* c = current_replica_context();
+  Tensor v = t.to(local().device()).clone();
+  switch (aggregation()) {
+    case VariableAggregation::kNone: return v;  // the caller combined already (optimizer)
+    case VariableAggregation::kSum: c->all_reduce(v, ReduceOp::kSum); return v;
+    case VariableAggregation::kMean: c->all_reduce(v, ReduceOp::kMean); return v;
+    case VariableAggregation::kOnlyFirstReplica: c->broadcast(v, 0); return v;
+  }
+  throw StateError(std::string("MirroredVariable.") + op + ": unknown aggregation");
+}
+
+void MirroredVariable::assign(const Tensor& value) {
+  check_update(value, "assign");
+  NoGradGuard no_grad;
+  if (in_replica()) return local().assign(aggregate(value, "assign"));
+  for (const VariablePtr& c : components()) c->assign(value);
+}
+
+void MirroredVariable::assign_add(const Tensor& delta) {
+  check_update(delta, "assign_add");
+  NoGradGuard no_grad;
+  if (in_replica()) return local().assign_add(aggregate(delta, "assign_add"));
+  for (const VariablePtr& c : components()) c->assign_add(delta);
+}
+
+void MirroredVariable::assign_sub(const Tensor& delta) {
+  check_update(delta, "assign_sub");
+  NoGradGuard no_grad;
+  if (in_replica()) return local().assign_sub(aggregate(delta, "assign_sub"));
+  for (const VariablePtr& c : components()) c->assign_sub(delta);
+}
+
+Tensor SyncOnReadVariable::value() const {
+  if (current_replica_context() != nullptr) return read(local());
+  // Cross-replica: the combination of every replica's copy.
+  const auto& copies = components();
+  NoGradGuard no_grad;
+  switch (aggregation()) {
+    case VariableAggregation::kSum:
+    case VariableAggregation::kMean: {
+      Tensor total = copies[0]->value().clone();
+      for (size_t r = 1; r < copies.size(); ++r) total = add(total, copies[r]->value().to(total.device()));
+      if (aggregation() == VariableAggregation::kMean && is_floating(dtype())) {
+        total = multiply(total, 1.0 / double(copies.size()));
+      }
+      return total;
+    }
+    case VariableAggregation::kNone:
+    case VariableAggregation::kOnlyFirstReplica:
+      return copies[0]->value();
+  }
+  return copies[0]->value();
+}
+
+void SyncOnReadVariable::assign(const Tensor& value) {
+  check_update(value, "assign");
+  NoGradGuard no_grad;
+  if (current_replica_context() != nullptr) return local().assign(value);
+  // Cross-replica (reset_state, loading): for a sum, copy 0 holds the value and the others
+  // zero, so the combined read gives back exactly `value`.
+  const auto& copies = components();
+  for (size_t r = 0; r < copies.size(); ++r) {
+    const bool zero = r > 0 && aggregation() == VariableAggregation::kSum;
+    copies[r]->assign(zero ? zeros_like(value) : value);
+  }
+}
+
+void SyncOnReadVariable::assign_add(const Tensor& delta) {
+  check_update(delta, "assign_add");
+  NoGradGuard no_grad;
+  if (current_replica_context() != nullptr) return local().assign_add(delta);
+  components()[0]->assign_add(delta);
+  if (aggregation() != VariableAggregation::kSum) {
+    for (size_t r = 1; r < components().size(); ++r) components()[r]->assign_add(delta);
+  }
+}
+
+void SyncOnReadVariable::assign_sub(const Tensor& delta) {
+  check_update(delta, "assign_sub");
+  NoGradGuard no_grad;
+  if (current_replica_context() != nullptr) return local().assign_sub(delta);
+  components()[0]->assign_sub(delta);
+  if (aggregation() != VariableAggregation::kSum) {
+    for (size_t r = 1; r < components().size(); ++r) components()[r]->assign_sub(delta);
+  }
+}
+
+}  // namespace strata::distribute

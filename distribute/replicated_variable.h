@@ -1,0 +1,70 @@
+// Variables with one copy per replica device (TensorFlow's DistributedVariable family):
+//
+//   MirroredVariable   (MirroredStrategy's weights, optimizer slots): the copies are kept
+//                      identical. In a replica, reads return the local copy and updates combine
+//                      over the replicas by the variable's aggregation (kSum / kMean: all-reduce,
+//                      kOnlyFirstReplica: replica 0's value, kNone: the local copy alone, for
+//                      callers that already combined, like the optimizer with reduced gradients).
+//                      Outside replicas (cross-replica), reads return copy 0 and writes go to
+//                      every copy (load_weights, set_weights).
+//   SyncOnReadVariable (metric state): each replica updates its own copy without communicating;
+//                      a cross-replica read combines the copies by the aggregation (kSum: their
+//                      sum), so metric results are global.
+//
+// Checkpoints see one logical value: value() outside replicas.
+#pragma once
+
+#include <vector>
+
+#include "framework/variables/variable.h"
+
+namespace strata::distribute {
+
+class ReplicatedVariable : public Variable {
+ public:
+  const std::vector<VariablePtr>& components() const { return copies_; }
+  int num_copies() const { return int(copies_.size()); }
+  bool has_replica_copies() const override { return true; }
+  Device device() const override { return local().device(); }
+  Tensor& storage() override { return local().storage(); }
+  Tensor gradient_handle() const override { return local().gradient_handle(); }
+
+ protected:
+  // Copy r on devices[r], all starting from the spec's initial value.
+  ReplicatedVariable(const VariableSpec& spec, const std::vector<Device>& devices);
+  // The copy of the replica running on this thread; copy 0 outside replicas.
+  Variable& local() const;
+  // Whether this thread is one of several replicas (then local() is its copy).
+  bool in_replica() const;
+  // A read of copy `c` recorded as this variable's (its trainable/watched flags decide).
+  Tensor read(const Variable& c) const;
+
+ private:
+  std::vector<VariablePtr> copies_;
+};
+
+class MirroredVariable final : public ReplicatedVariable {
+ public:
+  MirroredVariable(const VariableSpec& spec, const std::vector<Device>& devices)
+      : ReplicatedVariable(spec, devices) {}
+  Tensor value() const override { return read(local()); }
+  void assign(const Tensor& value) override;
+  void assign_add(const Tensor& delta) override;
+  void assign_sub(const Tensor& delta) override;
+
+ private:
+  // In a replica: `t` combined over the replicas by the aggregation.
+  Tensor aggregate(const Tensor& t, const char* op) const;
+};
+
+class SyncOnReadVariable final : public ReplicatedVariable {
+ public:
+  SyncOnReadVariable(const VariableSpec& spec, const std::vector<Device>& devices)
+      : ReplicatedVariable(spec, devices) {}
+  Tensor value() const override;
+  void assign(const Tensor& value) override;
+  void assign_add(const Tensor& delta) override;
+  void assign_sub(const Tensor& delta) override;
+};
+
+}  // namespace strata::distribute

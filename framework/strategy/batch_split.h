@@ -1,0 +1,22 @@
+// Splitting a global batch over replicas (what experimental_distribute_dataset and fit do).
+#pragma once
+
+#include <vector>
+
+#include "framework/core/device.h"
+#include "framework/strategy/distributed_values.h"
+
+namespace strata::distribute {
+
+// Splits every tensor of `batch` along axis 0 into `devices.size()` consecutive parts, part r
+// copied to devices[r]. A batch of `expected_global` samples (the dataset's batch size, 0 when
+// this batch defines it) must divide evenly: ValueError naming both numbers otherwise. A smaller
+// (final, partial) batch is spread as evenly as it goes: the first replicas get one sample more,
+// and replicas left without samples get a stand-in (fraction 0).
+DistributedBatch split_batch(const data::Element& batch, const std::vector<Device>& devices,
+                             int64_t expected_global, const char* who);
+
+// The per-replica outputs of a split batch put back together in input order (stand-ins dropped).
+Tensor concat_replica_outputs(const std::vector<Tensor>& outputs, const DistributedBatch& batch);
+
+}  // namespace strata::distribute

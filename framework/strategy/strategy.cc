@@ -1,0 +1,234 @@
+#include "framework/strategy/strategy.h"
+
+#include <string>
+
+#include "framework/core/device_scope.h"
+#include "framework/core/error.h"
+#include "framework/ops/math_ops.h"
+#include "framework/ops/shape_ops.h"
+#include "framework/strategy/batch_split.h"
+#include "framework/strategy/replica_context.h"
+
+namespace strata::distribute {
+namespace {
+
+// The scope active on this thread: at most one strategy (nesting another is an error), entered
+// `depth` times, with its variable creator pushed once.
+struct ActiveScope {
+  Strategy* strategy = nullptr;
+  int depth = 0;
+  std::unique_ptr<VariableCreatorScope> creator;
+};
+thread_local ActiveScope t_scope;
+
+// No strategy: one replica on the caller's thread and device, plain variables.
+class DefaultStrategy final : public Strategy {
+ public:
+  std::string name() const override { return "DefaultStrategy"; }
+  int num_replicas_in_sync() const override { return 1; }
+  std::vector<Device> worker_devices() const override { return {default_device()}; }
+  void run_replicas(const std::function<void(int)>& fn) override { fn(0); }
+  bool is_default() const override { return true; }
+
+ protected:
+  VariablePtr create_variable(const VariableSpec& spec, const NextCreator& next) override {
+    return next(spec);
+  }
+};
+
+}  // namespace
+
+Strategy::Strategy() = default;
+Strategy::~Strategy() = default;
+
+Strategy::Scope::Scope(Strategy* strategy) : strategy_(strategy) {
+  if (t_scope.strategy != nullptr && t_scope.strategy != strategy) {
+    throw StateError(strategy->name() + ".scope(): this thread is already inside the scope of a " +
+                     "different strategy (" + t_scope.strategy->name() + "); a model and its "
+                     "variables belong to one strategy: leave the other scope first");
+  }
+  if (t_scope.depth++ == 0) {
+    t_scope.strategy = strategy;
+    try {
+      t_scope.creator = std::make_unique<VariableCreatorScope>(
+          [strategy](const VariableSpec& spec, const NextCreator& next) {
+            return strategy->create_variable(spec, next);
+          });
+    } catch (...) {
+      t_scope = ActiveScope{};
+      throw;
+    }
+  }
+}
+
+Strategy::Scope::Scope(Scope&& other) noexcept : strategy_(other.strategy_) {
+  other.strategy_ = nullptr;
+}
+
+Strategy::Scope::~Scope() {
+  if (strategy_ == nullptr) return;
+  if (--t_scope.depth == 0) t_scope = ActiveScope{};
+}
+
+Strategy::Scope Strategy::scope() { return Scope(this); }
+
+Strategy* current_strategy() { return t_scope.strategy; }
+
+std::shared_ptr<Strategy> get_strategy() {
+  if (Strategy* s = t_scope.strategy) {
+    if (auto owned = s->weak_from_this().lock()) return owned;
+    // A strategy the caller keeps on the stack: hand out a non-owning pointer.
+    return std::shared_ptr<Strategy>(std::shared_ptr<Strategy>(), s);
+  }
+  static const std::shared_ptr<Strategy> default_strategy = std::make_shared<DefaultStrategy>();
+  return default_strategy;
+}
+
+bool has_strategy() { return t_scope.strategy != nullptr; }
+
+PerReplica Strategy::run(const std::function<Tensor()>& fn) {
+  PerReplica out;
+  out.values.resize(size_t(num_replicas_in_sync()));
+  run_replicas([&](int r) { out.values[size_t(r)] = fn(); });
+  return out;
+}
+
+PerReplica Strategy::run(const std::function<Tensor(const data::Element&)>& fn,
+                         const DistributedBatch& batch) {
+  const int n = num_replicas_in_sync();
+  if (int(batch.per_replica.size()) != n) {
+    throw ValueError(name() + ".run: the distributed batch has " +
+                     std::to_string(batch.per_replica.size()) + " parts for " + std::to_string(n) +
+                     " replicas; make it with this strategy's experimental_distribute_dataset");
+  }
+  PerReplica out;
+  out.values.resize(size_t(n));
+  run_replicas([&](int r) {
+    if (ReplicaContext* c = current_replica_context()) c->set_batch_fraction(batch.fractions[size_t(r)]);
+    out.values[size_t(r)] = fn(batch.per_replica[size_t(r)]);
+  });
+  return out;
+}
+
+Tensor Strategy::reduce(ReduceOp op, const PerReplica& value, std::optional<int> axis) const {
+  if (op != ReduceOp::kSum && op != ReduceOp::kMean) {
+    throw ValueError(name() + ".reduce: only ReduceOp::kSum and ReduceOp::kMean are supported");
+  }
+  if (value.values.empty()) throw ValueError(name() + ".reduce: no per-replica values");
+  const Device home = value.values[0].device();
+  Tensor total;
+  double count = 0;
+  for (const Tensor& v0 : value.values) {
+    if (!v0.defined()) throw ValueError(name() + ".reduce: a replica's value is undefined");
+    Tensor v = v0.to(home);
+    if (axis) {
+      if (*axis < 0 || *axis >= v.rank()) {
+        throw ValueError(name() + ".reduce: axis " + std::to_string(*axis) +
+                         " is out of range for a value of shape " + v.shape().to_string());
+      }
+      count += double(v.dim(*axis));
+      v = reduce_sum(v, {*axis});
+    } else {
+      count += 1;
+    }
+    if (total.defined() && total.shape() != v.shape()) {
+      throw ShapeError(name() + ".reduce: replicas' values have different shapes " +
+                       total.shape().to_string() + " and " + v.shape().to_string());
+    }
+    total = total.defined() ? add(total, v) : v;
+  }
+  return op == ReduceOp::kMean ? multiply(total, 1.0 / count) : total;
+}
+
+Tensor Strategy::reduce(ReduceOp op, const Tensor& value, std::optional<int> axis) const {
+  PerReplica one;
+  one.values.push_back(value);
+  return reduce(op, one, axis);
+}
+
+DistributedBatch Strategy::split_batch(const data::Element& batch, int64_t expected_global_size,
+                                       const char* who) const {
+  return distribute::split_batch(batch, worker_devices(), expected_global_size, who);
+}
+
+namespace {
+
+// Global batches from one dataset, split; the first batch fixes the global batch size.
+class SplittingIterator final : public DistributedIterator {
+ public:
+  SplittingIterator(std::unique_ptr<data::Iterator> it, std::vector<Device> devices)
+      : it_(std::move(it)), devices_(std::move(devices)) {}
+  std::optional<DistributedBatch> next() override {
+    std::optional<data::Element> batch = it_->next();
+    if (!batch) return std::nullopt;
+    DistributedBatch out = split_batch(*batch, devices_, global_, "experimental_distribute_dataset");
+    if (global_ == 0) global_ = out.global_size;
+    return out;
+  }
+
+ private:
+  std::unique_ptr<data::Iterator> it_;
+  std::vector<Device> devices_;
+  int64_t global_ = 0;
+};
+
+// Per-replica batches from one dataset: each group of n consecutive batches is one step.
+class GroupingIterator final : public DistributedIterator {
+ public:
+  GroupingIterator(std::unique_ptr<data::Iterator> it, std::vector<Device> devices)
+      : it_(std::move(it)), devices_(std::move(devices)) {}
+  std::optional<DistributedBatch> next() override {
+    DistributedBatch out;
+    for (size_t r = 0; r < devices_.size(); ++r) {
+      std::optional<data::Element> part = it_->next();
+      if (!part) {
+        if (r == 0) return std::nullopt;
+        // Too few per-replica batches for the last step: stand-ins for the rest.
+        data::Element stand_in;
+        for (const Tensor& t : out.per_replica[0]) stand_in.push_back(t.slice(0, 1).to(devices_[r]));
+        out.per_replica.push_back(std::move(stand_in));
+        out.sizes.push_back(0);
+        continue;
+      }
+      if (part->empty() || part->at(0).rank() == 0) {
+        throw ValueError("distribute_datasets_from_function: the dataset's elements must be "
+                         "batches (tensors with a batch axis); call .batch(per_replica_batch_size)");
+      }
+      for (Tensor& t : *part) if (t.defined()) t = t.to(devices_[r]);
+      out.sizes.push_back(part->at(0).dim(0));
+      out.per_replica.push_back(std::move(*part));
+    }
+    for (int64_t s : out.sizes) out.global_size += s;
+    for (int64_t s : out.sizes) out.fractions.push_back(double(s) / double(out.global_size));
+    return out;
+  }
+
+ private:
+  std::unique_ptr<data::Iterator> it_;
+  std::vector<Device> devices_;
+};
+
+}  // namespace
+
+DistributedDataset Strategy::experimental_distribute_dataset(const data::Dataset& dataset) {
+  std::vector<Device> devices = worker_devices();
+  return DistributedDataset([dataset, devices]() -> std::unique_ptr<DistributedIterator> {
+    return std::make_unique<SplittingIterator>(dataset.make_iterator(), devices);
+  });
+}
+
+DistributedDataset Strategy::distribute_datasets_from_function(
+    const std::function<data::Dataset(const InputContext&)>& fn) {
+  if (!fn) throw ValueError(name() + ".distribute_datasets_from_function: the function is empty");
+  InputContext context;
+  context.num_input_pipelines = 1;
+  context.input_pipeline_id = 0;
+  context.num_replicas_in_sync = num_replicas_in_sync();
+  data::Dataset dataset = fn(context);
+  std::vector<Device> devices = worker_devices();
+  return DistributedDataset([dataset, devices]() -> std::unique_ptr<DistributedIterator> {
+    return std::make_unique<GroupingIterator>(dataset.make_iterator(), devices);
+  });
+}
+
+}  // namespace strata::distribute
