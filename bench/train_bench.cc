@@ -3,6 +3,7 @@
 //
 //   strata_bench train --model mnist_cnn --batch 64 --steps 50
 //   strata_bench train --model resnet20 --batch 128 --steps 10 [--optimizer sgd_momentum]
+//   strata_bench train --model resnet20 --batch 128 --steps 20 --strategy mirrored --replicas 2
 //
 // Models:
 //   mnist_cnn  apps/mnist's seed_cnn: Reshape(28,28,1) -> Conv2D(32,3,relu) -> Flatten ->
@@ -10,6 +11,10 @@
 //              default optimizer SGD(0.01)
 //   resnet20   apps/resnet_cifar's ResNet-20 (resnet_model.h): softmax head,
 //              sparse_categorical_crossentropy + L2; default optimizer SGD(0.1, momentum 0.9)
+// --strategy mirrored|central_storage --replicas N builds and compiles the model in that
+// strategy's scope over N logical CPU devices (config::set_logical_cpu_devices: each replica gets
+// its share of the threads), so each step splits the global --batch over the replicas;
+// one_device runs on /cpu:0 through OneDeviceStrategy, off (the default) without a strategy.
 // Prints samples/s and ms/step (mean, median, best over the timed steps) and the peak resident
 // memory of the process (getrusage ru_maxrss), plus the load average, since benchmark machines
 // are often shared.
@@ -21,6 +26,7 @@
 #include <cstdlib>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -76,6 +82,14 @@ TrainSetup make_resnet20(int64_t batch, const std::string& optimizer) {
           random_labels({batch, 1}, 2)};
 }
 
+std::shared_ptr<distribute::Strategy> make_strategy(const std::string& name, int replicas) {
+  if (name == "off") return nullptr;
+  if (name == "one_device") return std::make_shared<distribute::OneDeviceStrategy>("/cpu:0");
+  config::set_logical_cpu_devices(replicas);
+  if (name == "central_storage") return std::make_shared<distribute::CentralStorageStrategy>();
+  return std::make_shared<distribute::MirroredStrategy>();
+}
+
 int64_t count_params(const std::vector<VariablePtr>& vars) {
   int64_t n = 0;
   for (const auto& v : vars) n += v->shape().numel();
@@ -94,6 +108,12 @@ int run_train(int argc, char** argv) {
   std::string& optimizer = flags.add_string(
       "optimizer", "", "Optimizer (default: sgd for mnist_cnn, sgd_momentum for resnet20).",
       {"sgd", "sgd_momentum", "adam"});
+  std::string& strategy_name = flags.add_string(
+      "strategy", "off", "Distribution strategy (the model is built and compiled in its scope).",
+      {"off", "one_device", "mirrored", "central_storage"});
+  int64_t& replicas = flags.add_int(
+      "replicas", 1, "Logical CPU devices (one replica each) for mirrored / central_storage; "
+      "--batch is the global batch and must be a multiple of it.");
   // Flags::parse skips argv[0] (the program name): put the subcommand there.
   std::vector<char*> args{const_cast<char*>("strata_bench train")};
   args.insert(args.end(), argv, argv + argc);
@@ -107,19 +127,42 @@ int run_train(int argc, char** argv) {
     std::fprintf(stderr, "strata_bench train: --batch and --steps must be >= 1, --warmup >= 0\n");
     return 2;
   }
+  if (replicas < 1 || (replicas > 1 && strategy_name != "mirrored" && strategy_name != "central_storage")) {
+    std::fprintf(stderr, "strata_bench train: --replicas must be >= 1, and > 1 only with --strategy "
+                         "mirrored or central_storage\n");
+    return 2;
+  }
 
   set_random_seed(42);
   const auto build_start = std::chrono::steady_clock::now();
+  // Declared before the model: it must outlive every step the model runs through it.
+  const std::shared_ptr<distribute::Strategy> strategy = make_strategy(strategy_name, int(replicas));
+  const int n_replicas = strategy ? strategy->num_replicas_in_sync() : 1;
+  // The library's ValueError when --batch does not split evenly over the replicas.
+  const int64_t per_replica = distribute::InputContext{1, 0, n_replicas}.get_per_replica_batch_size(batch);
+  std::optional<distribute::Strategy::Scope> scope;
+  if (strategy) scope.emplace(strategy->scope());
   TrainSetup s = model_name == "mnist_cnn" ? make_mnist_cnn(batch, optimizer)
                                            : make_resnet20(batch, optimizer);
+  scope.reset();
   const std::string opt_name =
       optimizer.empty() ? (model_name == "mnist_cnn" ? "sgd" : "sgd_momentum") : optimizer;
+  // "strategy mirrored, 2 replicas": named in the header and the samples/s line.
+  const std::string strategy_text = "strategy " + strategy_name + ", " + std::to_string(n_replicas) +
+                                    (n_replicas == 1 ? " replica" : " replicas");
   std::printf("strata_bench train: model %s (%lld params), batch %lld, optimizer %s, %d threads, "
-              "%lld warm-up + %lld timed steps\n",
+              "%lld warm-up + %lld timed steps, %s\n",
               model_name.c_str(),
               static_cast<long long>(count_params(s.model->weights())),
               static_cast<long long>(batch), opt_name.c_str(), get_num_threads(),
-              static_cast<long long>(warmup), static_cast<long long>(steps));
+              static_cast<long long>(warmup), static_cast<long long>(steps), strategy_text.c_str());
+  if (strategy) {
+    std::string devices;
+    for (const Device& d : strategy->worker_devices()) devices += (devices.empty() ? "" : ", ") + d.to_string();
+    std::printf("strategy          %s on %s, %lld samples and %d thread(s) per replica\n",
+                strategy->name().c_str(), devices.c_str(), static_cast<long long>(per_replica),
+                config::thread_share(strategy->worker_devices().front()));
+  }
 
   double first_loss = 0;
   for (int64_t i = 0; i < warmup; ++i) {
@@ -149,7 +192,8 @@ int run_train(int argc, char** argv) {
   const bool have_load = getloadavg(load, 3) == 3;
 
   std::printf("build + warm-up   %.2f s\n", setup_s);
-  std::printf("samples/s         %.1f\n", double(batch * steps) / (total_ms / 1e3));
+  std::printf("samples/s         %.1f (%s)\n", double(batch * steps) / (total_ms / 1e3),
+              strategy_text.c_str());
   std::printf("ms/step           mean %.2f  median %.2f  best %.2f\n", mean, median, sorted.front());
   std::printf("loss              %.4f (first step) -> %.4f (last step)\n", first_loss, last_loss);
   std::printf("peak RSS          %.1f MB\n", double(usage.ru_maxrss) / 1024.0);

@@ -14,11 +14,17 @@
 // killed at any moment and started again with the same command resumes where it was and ends
 // with the same weights; it also writes per-epoch checkpoints, TensorBoard logs, history.csv and
 // the final model.h5 (Keras' HDF5 layout).
+//
+// --distribution_strategy mirrored|central_storage --num_cpu_replicas N trains with
+// MirroredStrategy / CentralStorageStrategy over N logical CPU devices (one_device: on /cpu:0);
+// --batch_size is then the global batch, split over the replicas (a multiple of N). The model is
+// built and compiled in the strategy's scope; fit, evaluate and the callbacks are unchanged.
 #include <strata/strata.h>
 
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "apps/common/main_guard.h"
 
@@ -65,6 +71,25 @@ std::shared_ptr<Sequential> conv_pool() {
   }, "conv_pool");
 }
 
+// A strategy over the CPU: null for "off"; mirrored / central_storage over num_cpu_replicas
+// logical CPU devices (each with its share of the threads).
+std::shared_ptr<distribute::Strategy> make_strategy(const std::string& name, int64_t num_cpu_replicas) {
+  if (name == "off") return nullptr;
+  if (name == "one_device") return std::make_shared<distribute::OneDeviceStrategy>("/cpu:0");
+  config::set_logical_cpu_devices(int(num_cpu_replicas));
+  if (name == "central_storage") return std::make_shared<distribute::CentralStorageStrategy>();
+  return std::make_shared<distribute::MirroredStrategy>();
+}
+
+// "MirroredStrategy, 2 replicas (/cpu:0, /cpu:1)".
+std::string describe(const distribute::Strategy& strategy) {
+  std::string devices;
+  for (const Device& d : strategy.worker_devices()) devices += (devices.empty() ? "" : ", ") + d.to_string();
+  const int n = strategy.num_replicas_in_sync();
+  return strategy.name() + ", " + std::to_string(n) + (n == 1 ? " replica (" : " replicas (") +
+         devices + ")";
+}
+
 }  // namespace
 
 static int run(int argc, char** argv) {
@@ -73,7 +98,22 @@ static int run(int argc, char** argv) {
   std::string& dataset = flags.add_string("dataset", "mnist", "Data set.", {"mnist", "fashion_mnist"});
   std::string& data_dir = flags.add_string("data_dir", "", "Folder with the IDX files (default: $STRATA_DATA_DIR/<dataset>, then ~/.strata/datasets/<dataset>).");
   int64_t& epochs = flags.add_int("epochs", 15, "Training epochs.");
-  int64_t& batch_size = flags.add_int("batch_size", 128, "Batch size.");
+  int64_t& batch_size = flags.add_int(
+      "batch_size", 128, "Batch size (the global batch: split over the replicas of a strategy).");
+  int64_t& steps_per_epoch = flags.add_int(
+      "steps_per_epoch", 0, "If > 0: train only this many batches per epoch (Keras' steps_per_epoch).");
+  std::string& distribution_strategy = flags.add_string(
+      "distribution_strategy", "off",
+      "'off' (no strategy), 'one_device' (OneDeviceStrategy on /cpu:0), 'mirrored' "
+      "(MirroredStrategy) or 'central_storage' (CentralStorageStrategy) over --num_cpu_replicas "
+      "logical CPU devices.",
+      {"off", "one_device", "mirrored", "central_storage"});
+  int64_t& num_cpu_replicas = flags.add_int(
+      "num_cpu_replicas", 1,
+      "With mirrored or central_storage: split the CPU into this many logical devices /cpu:0.. "
+      "(each with its share of the threads), one replica on each; --batch_size must be a "
+      "multiple of it.");
+  int64_t& num_gpus = flags.add_int("num_gpus", 0, "GPUs to use (0: CPU; GPUs are not supported yet).");
   std::string& model_dir = flags.add_string(
       "model_dir", "",
       "If set: backup/ (resume after a kill: run the same command again), "
@@ -85,6 +125,32 @@ static int run(int argc, char** argv) {
   flags.parse(argc, argv);
   if (epochs < 1 || batch_size < 1) throw apps::FlagError("--epochs and --batch_size must be >= 1");
   if (verbose < 0 || verbose > 2) throw apps::FlagError("--verbose must be 0, 1 or 2");
+  if (steps_per_epoch < 0) throw apps::FlagError("--steps_per_epoch must be >= 0");
+  if (num_cpu_replicas < 1) {
+    throw apps::FlagError("--num_cpu_replicas must be >= 1, got " + std::to_string(num_cpu_replicas));
+  }
+  if (num_cpu_replicas > 1 && distribution_strategy != "mirrored" &&
+      distribution_strategy != "central_storage") {
+    throw apps::FlagError("--num_cpu_replicas=" + std::to_string(num_cpu_replicas) +
+                          " needs --distribution_strategy=mirrored or central_storage (" +
+                          distribution_strategy + " runs one replica)");
+  }
+  if (num_gpus < 0) throw apps::FlagError("--num_gpus must be >= 0, got " + std::to_string(num_gpus));
+  if (num_gpus > 0) {
+    throw apps::FlagError("--num_gpus=" + std::to_string(num_gpus) +
+                          ": GPUs are not supported yet (the CUDA backend arrives in a later "
+                          "issue); use --num_gpus=0");
+  }
+
+  // The strategy comes before any variable; the global batch must split evenly over its
+  // replicas (the library's ValueError otherwise, before the data is read).
+  const std::shared_ptr<distribute::Strategy> strategy = make_strategy(distribution_strategy, num_cpu_replicas);
+  const int replicas = strategy ? strategy->num_replicas_in_sync() : 1;
+  const int64_t per_replica_batch =
+      distribute::InputContext{1, 0, replicas}.get_per_replica_batch_size(batch_size);
+  std::printf("Strategy: %s; global batch %lld, %lld per replica\n",
+              strategy ? describe(*strategy).c_str() : "off (no distribution strategy), 1 replica (/cpu:0)",
+              static_cast<long long>(batch_size), static_cast<long long>(per_replica_batch));
 
   set_random_seed(uint64_t(seed));
   auto [train, test] = dataset == "mnist" ? mnist::load_data(data_dir) : fashion_mnist::load_data(data_dir);
@@ -93,6 +159,10 @@ static int run(int argc, char** argv) {
   const Tensor x_test = cast(test.first, float32) / 255.0, y_test = test.second;
   std::cout << "x_train " << x_train.shape().to_string() << ", x_test " << x_test.shape().to_string() << "\n";
 
+  // Built and compiled in the strategy's scope: its variables (and the optimizer's and metrics')
+  // are the strategy's, and fit / evaluate / save re-enter it.
+  std::optional<distribute::Strategy::Scope> scope;
+  if (strategy) scope.emplace(strategy->scope());
   std::shared_ptr<Sequential> model = model_name == "convnet"     ? convnet()
                                       : model_name == "conv_pool" ? conv_pool()
                                                                   : seed_cnn();
@@ -102,6 +172,7 @@ static int run(int argc, char** argv) {
   model->compile("adam",
                  std::make_shared<losses::SparseCategoricalCrossentropy>(/*from_logits=*/model_name == "seed_cnn"),
                  {"accuracy"});
+  scope.reset();
   std::vector<CallbackPtr> callbacks;
   const std::filesystem::path dir(model_dir);
   if (!model_dir.empty()) {
@@ -124,12 +195,14 @@ static int run(int argc, char** argv) {
                  // append: a resumed run continues the file instead of starting it again
                  std::make_shared<CSVLogger>((dir / "history.csv").string(), ",", /*append=*/true)};
   }
-  model->fit(x_train, y_train, FitOptions()
-                                   .batch_size(batch_size)
-                                   .epochs(int(epochs))
-                                   .validation_split(0.1)
-                                   .callbacks(callbacks)
-                                   .verbose(int(verbose)));
+  FitOptions fit_options = FitOptions()
+                               .batch_size(batch_size)
+                               .epochs(int(epochs))
+                               .validation_split(0.1)
+                               .callbacks(callbacks)
+                               .verbose(int(verbose));
+  if (steps_per_epoch > 0) fit_options.steps_per_epoch(steps_per_epoch);
+  model->fit(x_train, y_train, fit_options);
   auto scores = model->evaluate(x_test, y_test, EvaluateOptions().batch_size(batch_size).verbose(0));
   std::printf("test_loss=%.4f\n", scores.at("loss"));
   if (!model_dir.empty()) {

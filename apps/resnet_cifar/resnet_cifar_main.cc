@@ -15,6 +15,16 @@
 //
 // --model_dir makes the run restartable and keeps its results (see the flag's help);
 // --eval_only evaluates the model.h5 a finished run left in --model_dir.
+//
+// --distribution_strategy (the official distribute_utils.get_distribution_strategy):
+//   off              no strategy (plain variables, one replica)
+//   one_device       OneDeviceStrategy on /cpu:0 (the default, as in the official script)
+//   mirrored         MirroredStrategy over --num_cpu_replicas logical CPU devices
+//   central_storage  CentralStorageStrategy over --num_cpu_replicas logical CPU devices
+// --batch_size is the global batch (split over the replicas; it must be a multiple of their
+// number), and the learning rate scales with it, as in the official script.
+//
+//   resnet_cifar --use_synthetic_data --train_steps 20 --distribution_strategy mirrored --num_cpu_replicas 2
 #include <strata/strata.h>
 
 #include <algorithm>
@@ -111,6 +121,34 @@ int64_t count(const std::vector<VariablePtr>& vars) {
   return n;
 }
 
+// The official distribute_utils.get_distribution_strategy, for the CPU: null for "off". Multi-
+// replica strategies run on num_cpu_replicas logical CPU devices (each with its share of the
+// threads); all_reduce_alg picks MirroredStrategy's cross-device ops ("": the default).
+std::shared_ptr<distribute::Strategy> make_strategy(const std::string& name, int64_t num_cpu_replicas,
+                                                    const std::string& all_reduce_alg,
+                                                    int64_t num_packs) {
+  if (name == "off") return nullptr;
+  if (name == "one_device") return std::make_shared<distribute::OneDeviceStrategy>("/cpu:0");
+  config::set_logical_cpu_devices(int(num_cpu_replicas));
+  if (name == "central_storage") return std::make_shared<distribute::CentralStorageStrategy>();
+  std::shared_ptr<distribute::CrossDeviceOps> ops;
+  if (all_reduce_alg == "hierarchical_copy") {
+    ops = std::make_shared<distribute::HierarchicalCopyAllReduce>(int(num_packs));
+  } else if (all_reduce_alg == "nccl") {
+    ops = std::make_shared<distribute::NcclAllReduce>(int(num_packs));
+  }
+  return std::make_shared<distribute::MirroredStrategy>(std::vector<std::string>{}, ops);
+}
+
+// "MirroredStrategy, 2 replicas (/cpu:0, /cpu:1)".
+std::string describe(const distribute::Strategy& strategy) {
+  std::string devices;
+  for (const Device& d : strategy.worker_devices()) devices += (devices.empty() ? "" : ", ") + d.to_string();
+  const int n = strategy.num_replicas_in_sync();
+  return strategy.name() + ", " + std::to_string(n) + (n == 1 ? " replica (" : " replicas (") +
+         devices + ")";
+}
+
 }  // namespace
 
 static int run(int argc, char** argv) {
@@ -127,7 +165,7 @@ static int run(int argc, char** argv) {
       "model.json, and model.h5 (the whole model, Keras' HDF5 layout) at the end.");
   bool& eval_only = flags.add_bool(
       "eval_only", false, "Skip training: load <model_dir>/model.h5 and evaluate it on the test set.");
-  int64_t& batch_size = flags.add_int("batch_size", 128, "Batch size for training and evaluation.");
+  int64_t& batch_size = flags.add_int("batch_size", 128, "Global batch size for training and evaluation (split over the replicas).");
   int64_t& train_epochs = flags.add_int("train_epochs", 182, "Number of epochs to train.");
   int64_t& train_steps = flags.add_int(
       "train_steps", 0, "If > 0: train only this many steps in total (one epoch of that many steps).");
@@ -141,9 +179,23 @@ static int run(int argc, char** argv) {
   int64_t& log_steps = flags.add_int("log_steps", 100, "Print examples/second every this many steps.");
   std::string& distribution_strategy = flags.add_string(
       "distribution_strategy", "one_device",
-      "How to distribute training; 'off' and 'one_device' run on one device.",
+      "How to distribute training: 'off' (no strategy), 'one_device' (OneDeviceStrategy on "
+      "/cpu:0), 'mirrored' (MirroredStrategy) or 'central_storage' (CentralStorageStrategy) over "
+      "--num_cpu_replicas logical CPU devices; --batch_size is the global batch, split over the "
+      "replicas. multi_worker_mirrored and parameter_server are not available yet.",
       {"off", "one_device", "mirrored", "central_storage", "multi_worker_mirrored", "parameter_server"});
-  int64_t& num_gpus = flags.add_int("num_gpus", 0, "GPUs to use (0: CPU).");
+  int64_t& num_cpu_replicas = flags.add_int(
+      "num_cpu_replicas", 1,
+      "With --num_gpus=0 and mirrored or central_storage: split the CPU into this many logical "
+      "devices /cpu:0.. (each with its share of the threads) and run one replica on each. "
+      "--batch_size must be a multiple of it.");
+  int64_t& num_gpus = flags.add_int("num_gpus", 0, "GPUs to use (0: CPU; GPUs are not supported yet).");
+  std::string& all_reduce_alg = flags.add_string(
+      "all_reduce_alg", "",
+      "With mirrored: the cross-device all-reduce, 'hierarchical_copy' or 'nccl' (GPUs only, "
+      "not available yet). Default: ReductionToOneDevice.",
+      {"hierarchical_copy", "nccl"});
+  int64_t& num_packs = flags.add_int("num_packs", 1, "With --all_reduce_alg: the number of packs (>= 1).");
   std::string& dtype = flags.add_string("dtype", "fp32", "Compute dtype.", {"fp32", "fp16", "bf16"});
   int64_t& seed = flags.add_int("seed", 42, "Random seed (weights, shuffling, augmentation).");
   flags.parse(argc, argv);
@@ -161,11 +213,24 @@ static int run(int argc, char** argv) {
                             " is not supported; use one of " + resnet_cifar::supported_sizes_text());
     }
   }
-  if (distribution_strategy != "off" && distribution_strategy != "one_device") {
+  if (distribution_strategy == "multi_worker_mirrored" || distribution_strategy == "parameter_server") {
     throw apps::FlagError("--distribution_strategy=" + distribution_strategy +
-                          " is not available yet: multi-device strategies arrive with the "
-                          "distribute issues; use off or one_device");
+                          " is not available yet: multi-worker strategies arrive with the "
+                          "distribute issues; use off, one_device, mirrored or central_storage");
   }
+  if (num_cpu_replicas < 1) {
+    throw apps::FlagError("--num_cpu_replicas must be >= 1, got " + std::to_string(num_cpu_replicas));
+  }
+  const bool multi_replica = distribution_strategy == "mirrored" || distribution_strategy == "central_storage";
+  if (num_cpu_replicas > 1 && !multi_replica) {
+    throw apps::FlagError("--num_cpu_replicas=" + std::to_string(num_cpu_replicas) +
+                          " needs --distribution_strategy=mirrored or central_storage (" +
+                          distribution_strategy + " runs one replica)");
+  }
+  if (!all_reduce_alg.empty() && distribution_strategy != "mirrored") {
+    throw apps::FlagError("--all_reduce_alg applies to --distribution_strategy=mirrored only");
+  }
+  if (num_packs < 1) throw apps::FlagError("--num_packs must be >= 1, got " + std::to_string(num_packs));
   if (num_gpus > 0) {
     throw apps::FlagError("--num_gpus=" + std::to_string(num_gpus) +
                           ": GPUs are not supported yet (the CUDA backend arrives in a later "
@@ -180,6 +245,17 @@ static int run(int argc, char** argv) {
                           std::to_string(resnet_cifar::kNumTrainImages) + " training images");
   }
 
+  // ---- distribution strategy (before any variable exists) ----
+  const std::shared_ptr<distribute::Strategy> strategy =
+      make_strategy(distribution_strategy, num_cpu_replicas, all_reduce_alg, num_packs);
+  const int replicas = strategy ? strategy->num_replicas_in_sync() : 1;
+  // The global batch must split evenly over the replicas: the library's error, before any work.
+  const int64_t per_replica_batch =
+      distribute::InputContext{1, 0, replicas}.get_per_replica_batch_size(batch_size);
+  std::printf("Strategy: %s; global batch %lld, %lld per replica, %d thread(s) per replica\n",
+              strategy ? describe(*strategy).c_str() : "off (no distribution strategy), 1 replica (/cpu:0)",
+              static_cast<long long>(batch_size), static_cast<long long>(per_replica_batch),
+              strategy ? config::thread_share(strategy->worker_devices().front()) : get_num_threads());
   set_random_seed(uint64_t(seed));
 
   // ---- input ----
@@ -201,6 +277,11 @@ static int run(int argc, char** argv) {
     train_ds = resnet_cifar::train_dataset(train.first, train.second, batch_size, uint64_t(seed));
     eval_ds = resnet_cifar::eval_dataset(test.first, test.second, batch_size);
   }
+
+  // The model is created and compiled in the strategy's scope, so its variables (and the
+  // optimizer's and metrics') are the strategy's; fit and evaluate re-enter the strategy.
+  std::optional<distribute::Strategy::Scope> scope;
+  if (strategy) scope.emplace(strategy->scope());
 
   const std::filesystem::path dir(model_dir);
   if (eval_only) {
@@ -237,6 +318,7 @@ static int run(int argc, char** argv) {
   auto schedule = std::make_shared<optimizers::PiecewiseConstantDecay>(boundaries, values);
   auto optimizer = std::make_shared<optimizers::SGD>(schedule, optimizers::SGDOptions().momentum(0.9));
   model->compile(optimizer, "sparse_categorical_crossentropy", {"accuracy"});
+  scope.reset();
 
   int64_t steps_per_epoch = steps_per_epoch_full;
   int epochs = int(train_epochs);

@@ -1,0 +1,117 @@
+// The machinery under the local strategies: replica threads with their context, device and
+// thread share; errors on one replica abort the others' collectives; bucketed gradient sums.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+
+#include <strata/strata.h>
+
+namespace strata::testing {
+namespace {
+
+class ReplicaRuntime : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    threads_ = get_num_threads();
+    set_num_threads(4);
+    config::set_logical_cpu_devices(2);
+  }
+  void TearDown() override {
+    config::set_logical_cpu_devices(1);
+    set_num_threads(threads_);
+  }
+  int threads_ = 1;
+};
+
+TEST_F(ReplicaRuntime, DeviceScopePlacesNewTensors) {
+  EXPECT_EQ(default_device(), Device::cpu(0));
+  {
+    DeviceScope on(Device::cpu(1));
+    EXPECT_EQ(zeros({2}).device(), Device::cpu(1));
+    // Logical CPU devices share host memory: ops mix them freely.
+    Tensor mixed = add(zeros({2}), ones({2}, float32, Device::cpu(0)));
+    EXPECT_EQ(mixed.to_vector<float>(), (std::vector<float>{1, 1}));
+  }
+  EXPECT_EQ(zeros({2}).device(), Device::cpu(0));
+}
+
+TEST_F(ReplicaRuntime, EachReplicaHasItsContextDeviceAndThreadShare) {
+  distribute::MirroredStrategy strategy;
+  ASSERT_EQ(strategy.num_replicas_in_sync(), 2);
+  std::vector<int> ids(2, -1), shares(2, -1);
+  std::vector<Device> devices(2);
+  std::vector<bool> scoped(2, false);
+  strategy.run_replicas([&](int r) {
+    ids[size_t(r)] = distribute::current_replica_context()->replica_id_in_sync_group();
+    shares[size_t(r)] = thread_share();
+    devices[size_t(r)] = default_device();
+    scoped[size_t(r)] = distribute::current_strategy() == &strategy;
+  });
+  EXPECT_EQ(ids, (std::vector<int>{0, 1}));
+  EXPECT_EQ(shares, (std::vector<int>{2, 2}));  // 4 threads over 2 logical devices
+  EXPECT_EQ(devices, (std::vector<Device>{Device::cpu(0), Device::cpu(1)}));
+  EXPECT_EQ(scoped, (std::vector<bool>{true, true}));
+  EXPECT_EQ(thread_share(), 0);  // the caller is back on the global count
+  EXPECT_EQ(distribute::current_replica_context(), nullptr);
+}
+
+TEST_F(ReplicaRuntime, AFailingReplicaAbortsTheOthersAndTheStrategyRecovers) {
+  distribute::MirroredStrategy strategy;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    strategy.run_replicas([&](int r) {
+      if (r == 1) throw ValueError("replica one failed on purpose");
+      Tensor t = ones({3});
+      distribute::current_replica_context()->all_reduce(t, ReduceOp::kSum);  // would wait forever
+    });
+    FAIL() << "expected the replica's error";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("on purpose"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+  // A fresh group: collectives work again.
+  std::vector<float> sums(2);
+  strategy.run_replicas([&](int r) {
+    Tensor t = full({1}, double(r + 1));
+    distribute::current_replica_context()->all_reduce(t, ReduceOp::kSum);
+    sums[size_t(r)] = t.item<float>();
+  });
+  EXPECT_EQ(sums, (std::vector<float>{3.0f, 3.0f}));
+}
+
+TEST_F(ReplicaRuntime, BucketedGradientsAreTheSumOverReplicas) {
+  distribute::MirroredStrategy strategy;
+  for (size_t bucket_bytes : {size_t(1), size_t(24), distribute::kDefaultGradientBucketBytes}) {
+    std::vector<VariablePtr> vars;
+    {
+      auto scope = strategy.scope();
+      for (int k = 0; k < 5; ++k) {
+        VariableSpec spec;
+        spec.name = "w" + std::to_string(k);
+        spec.shape = Shape{k + 1};
+        spec.initial_value = full(Shape{k + 1}, double(k + 1));
+        vars.push_back(create_variable(spec));
+      }
+    }
+    std::vector<std::vector<Tensor>> grads(2);
+    strategy.run_replicas([&](int r) {
+      GradientTape tape;
+      Tensor loss;
+      for (size_t k = 0; k < vars.size(); ++k) {
+        Tensor term = reduce_sum(vars[k]->value() * vars[k]->value()) * double(r + 1);
+        loss = loss.defined() ? loss + term : term;
+      }
+      grads[size_t(r)] = distribute::compute_reduced_gradients(tape, loss, vars, bucket_bytes);
+    });
+    for (size_t k = 0; k < vars.size(); ++k) {
+      // d/dw (w^2 * (r+1)) summed over r = 1, 2: 2w * 3 = 6 (k+1).
+      const std::vector<float> want(k + 1, 6.0f * float(k + 1));
+      EXPECT_EQ(grads[0][k].to_vector<float>(), want) << "bucket " << bucket_bytes << " var " << k;
+      EXPECT_EQ(grads[1][k].to_vector<float>(), want) << "bucket " << bucket_bytes << " var " << k;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace strata::testing
