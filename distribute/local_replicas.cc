@@ -1,5 +1,6 @@
 #include "distribute/local_replicas.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
@@ -10,6 +11,7 @@
 #include "framework/config/devices.h"
 #include "framework/core/device_scope.h"
 #include "framework/core/error.h"
+#include "framework/core/random.h"
 #include "framework/core/threading.h"
 #include "framework/strategy/replica_context.h"
 
@@ -46,6 +48,8 @@ struct LocalReplicas::Shared {
   int remaining = 0;        // workers still running the current job
   bool stopping = false;
   std::exception_ptr first_error;
+  GeneratorState base_generator;        // the global generator when run() began
+  std::vector<uint64_t> generator_ends;  // where each replica's stream got to
   std::unique_ptr<InProcessGroup> group;
   std::vector<std::unique_ptr<LocalReplicaContext>> contexts;
   std::vector<std::thread> threads;
@@ -60,6 +64,17 @@ struct LocalReplicas::Shared {
     LocalReplicaContext* context = contexts[size_t(r)].get();
     const int previous_share = thread_share();
     try {
+      // Replica r draws from its own stream: replica 0 continues the global one (one replica
+      // draws exactly what no strategy would), the others from seeds derived from it.
+      GeneratorState start = base_generator;
+      if (r > 0) start.seed = base_generator.seed ^ (0x9E3779B97F4A7C15ULL * uint64_t(r));
+      ThreadGeneratorScope generator(start);
+      struct RecordEnd {
+        Shared* shared;
+        int r;
+        const ThreadGeneratorScope& generator;
+        ~RecordEnd() { shared->generator_ends[size_t(r)] = generator.state().offset; }
+      } record_end{this, r, generator};
       Strategy::Scope scope(owner);
       ReplicaContextScope in_replica(context);
       DeviceScope on_device(context->device());
@@ -123,6 +138,8 @@ void LocalReplicas::run(const std::function<void(int)>& fn) {
     shared_->job = &fn;
     shared_->first_error = nullptr;
     shared_->remaining = size() - 1;
+    shared_->base_generator = get_generator_state();
+    shared_->generator_ends.assign(size_t(size()), shared_->base_generator.offset);
     ++shared_->generation;
   }
   shared_->cv.notify_all();
@@ -133,6 +150,10 @@ void LocalReplicas::run(const std::function<void(int)>& fn) {
     shared_->cv.wait(lock, [&] { return shared_->remaining == 0; });
     shared_->job = nullptr;
     error = shared_->first_error;
+    // The global generator moves past the longest stream, so the next step draws fresh numbers.
+    GeneratorState after = shared_->base_generator;
+    for (uint64_t end : shared_->generator_ends) after.offset = std::max(after.offset, end);
+    set_generator_state(after);
   }
   if (error) {
     shared_->make_group();  // the aborted group is spent

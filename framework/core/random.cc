@@ -8,7 +8,22 @@ namespace {
 constexpr uint64_t kDefaultSeed = 0x5eed5eedULL;
 std::mutex g_mutex;
 GeneratorState g_state{kDefaultSeed, 0};
+thread_local bool t_has_own = false;
+thread_local GeneratorState t_own;
 }  // namespace
+
+ThreadGeneratorScope::ThreadGeneratorScope(GeneratorState start)
+    : had_previous_(t_has_own), previous_(t_own) {
+  t_has_own = true;
+  t_own = start;
+}
+
+ThreadGeneratorScope::~ThreadGeneratorScope() {
+  t_has_own = had_previous_;
+  t_own = previous_;
+}
+
+GeneratorState ThreadGeneratorScope::state() const { return t_own; }
 
 void set_random_seed(uint64_t seed) {
   std::lock_guard<std::mutex> lock(g_mutex);
@@ -26,6 +41,11 @@ void set_generator_state(const GeneratorState& state) {
 }
 
 GeneratorState reserve_random(uint64_t count) {
+  if (t_has_own) {
+    GeneratorState s = t_own;
+    t_own.offset += count;
+    return s;
+  }
   std::lock_guard<std::mutex> lock(g_mutex);
   GeneratorState s = g_state;
   g_state.offset += count;  // one Philox block per element: counters offset .. offset+count-1

@@ -23,6 +23,23 @@ void set_generator_state(const GeneratorState& state);
 // draw them with; the next call continues after them.
 GeneratorState reserve_random(uint64_t count);
 
+// Gives this thread a generator of its own for the scope's lifetime: reserve_random() on this
+// thread draws from `start` instead of the global generator. A strategy's replica threads use it
+// so every replica draws its own reproducible stream (dropout masks) whatever the threads'
+// timing; state() is where the thread's stream has got to.
+class ThreadGeneratorScope {
+ public:
+  explicit ThreadGeneratorScope(GeneratorState start);
+  ~ThreadGeneratorScope();
+  ThreadGeneratorScope(const ThreadGeneratorScope&) = delete;
+  ThreadGeneratorScope& operator=(const ThreadGeneratorScope&) = delete;
+  GeneratorState state() const;
+
+ private:
+  bool had_previous_;
+  GeneratorState previous_;
+};
+
 namespace philox {
 // One Philox-4x32-10 block: four 32-bit outputs for a 128-bit counter and 64-bit key.
 void block(uint64_t counter_lo, uint64_t counter_hi, uint64_t key, uint32_t out[4]);
