@@ -48,6 +48,7 @@ struct LocalReplicas::Shared {
   int remaining = 0;        // workers still running the current job
   bool stopping = false;
   std::exception_ptr first_error;
+  int thread_share_per_replica = 1;  // the intra-op threads split evenly over the replicas
   GeneratorState base_generator;        // the global generator when run() began
   std::vector<uint64_t> generator_ends;  // where each replica's stream got to
   std::unique_ptr<InProcessGroup> group;
@@ -78,7 +79,7 @@ struct LocalReplicas::Shared {
       Strategy::Scope scope(owner);
       ReplicaContextScope in_replica(context);
       DeviceScope on_device(context->device());
-      set_thread_share(config::thread_share(context->device()));
+      set_thread_share(thread_share_per_replica);
       fn(r);
     } catch (...) {
       std::lock_guard<std::mutex> lock(mutex);
@@ -139,6 +140,7 @@ void LocalReplicas::run(const std::function<void(int)>& fn) {
     shared_->first_error = nullptr;
     shared_->remaining = size() - 1;
     shared_->base_generator = get_generator_state();
+    shared_->thread_share_per_replica = std::max(1, get_num_threads() / size());
     shared_->generator_ends.assign(size_t(size()), shared_->base_generator.offset);
     ++shared_->generation;
   }

@@ -1,8 +1,8 @@
 // LocalReplicas: the replicas of a single-process strategy (Mirrored, CentralStorage, OneDevice):
 // one per device, replica 0 on the calling thread and the others on threads of their own that
 // live as long as the strategy. While a replica runs, its thread has its ReplicaContext (backed by
-// an InProcessGroup), its device as the default device, its share of the cores, and the
-// strategy's scope.
+// an InProcessGroup), its device as the default device, an even share of the intra-op threads,
+// its own random stream, and the strategy's scope.
 #pragma once
 
 #include <functional>

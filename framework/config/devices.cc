@@ -5,7 +5,6 @@
 #include <cctype>
 
 #include "framework/core/error.h"
-#include "framework/core/threading.h"
 
 namespace strata::config {
 namespace {
@@ -32,11 +31,6 @@ std::vector<Device> list_logical_devices(const std::string& device_type) {
                      "'; expected \"CPU\" or \"GPU\"");
   }
   return out;
-}
-
-int thread_share(const Device& device) {
-  if (device.type != DeviceType::kCPU) return 1;
-  return std::max(1, get_num_threads() / std::max(1, g_logical_cpus.load()));
 }
 
 }  // namespace strata::config

@@ -1,10 +1,10 @@
 // Device configuration (TensorFlow's tf.config): logical CPU devices.
 //
-// config::set_logical_cpu_devices(n) splits the CPU into n logical devices /cpu:0 .. /cpu:n-1,
-// each with its own share of the intra-op threads (as TensorFlow's
-// set_logical_device_configuration), so MirroredStrategy can run n replicas on one CPU — what
-// tests and machines without GPUs use. Set it before creating strategies; it does not move
-// existing tensors.
+// config::set_logical_cpu_devices(n) splits the CPU into n logical devices /cpu:0 .. /cpu:n-1
+// (as TensorFlow's set_logical_device_configuration), so MirroredStrategy can run n replicas on
+// one CPU — what tests and machines without GPUs use. A strategy's replicas split the intra-op
+// threads between them (set_num_threads / STRATA_NUM_THREADS: the total). Set it before creating
+// strategies; it does not move existing tensors.
 #pragma once
 
 #include <string>
@@ -19,8 +19,5 @@ void set_logical_cpu_devices(int n);
 int logical_cpu_device_count();
 // The logical devices of a type ("CPU"; "GPU" lists none until the CUDA backend), in order.
 std::vector<Device> list_logical_devices(const std::string& device_type = "CPU");
-// The intra-op threads a replica on `device` gets: the thread count divided evenly over the
-// logical CPU devices (at least one each).
-int thread_share(const Device& device);
 
 }  // namespace strata::config
