@@ -69,7 +69,7 @@ struct LocalReplicas::Shared {
       // draws exactly what no strategy would), the others from seeds derived from it.
       GeneratorState start = base_generator;
       if (r > 0) start.seed = base_generator.seed ^ (0x9E3779B97F4A7C15ULL * uint64_t(r));
-      ThreadGeneratorScope generator(start);
+      ThreadGeneratorScope generator(start, uint64_t(r));
       struct RecordEnd {
         Shared* shared;
         int r;

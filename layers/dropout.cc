@@ -1,5 +1,6 @@
 #include "layers/dropout.h"
 
+#include "framework/core/random.h"
 #include "framework/ops/nn_ops.h"
 
 namespace strata {
@@ -23,9 +24,17 @@ Tensor Dropout::call(const Tensor& x, bool training) {
   if (!training || rate_ == 0.0) return x;
   int64_t seed = -1;
   if (seed_ >= 0) {
-    seed = int64_t(mix(uint64_t(seed_) * 0x9e3779b97f4a7c15ULL + calls_) >> 1);  // non-negative
+    const uint64_t stream = thread_random_stream();
+    uint64_t call = 0;
+    {
+      std::lock_guard<std::mutex> lock(calls_mutex_);
+      call = calls_[stream]++;
+    }
+    // Stream 0 (no strategy, replica 0) keeps the single-device sequence.
+    const uint64_t key = uint64_t(seed_) * 0x9e3779b97f4a7c15ULL + call +
+                         (stream == 0 ? 0 : mix(stream ^ 0xd1b54a32d192ed03ULL));
+    seed = int64_t(mix(key) >> 1);  // non-negative
   }
-  ++calls_;
   return dropout(x, float(rate_), seed);
 }
 

@@ -7,6 +7,9 @@
 // training does not drop the same units at every step.
 #pragma once
 
+#include <mutex>
+#include <unordered_map>
+
 #include "framework/model/layer.h"
 
 namespace strata {
@@ -25,7 +28,10 @@ class Dropout : public Layer {
  private:
   double rate_;
   int64_t seed_;
-  uint64_t calls_ = 0;  // training calls so far, to derive each mask's seed
+  // Training calls so far per random stream (replicas call the layer concurrently, each on its
+  // own stream; see thread_random_stream()), to derive each mask's seed.
+  std::mutex calls_mutex_;
+  std::unordered_map<uint64_t, uint64_t> calls_;
 };
 
 }  // namespace strata

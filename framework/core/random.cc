@@ -10,18 +10,23 @@ std::mutex g_mutex;
 GeneratorState g_state{kDefaultSeed, 0};
 thread_local bool t_has_own = false;
 thread_local GeneratorState t_own;
+thread_local uint64_t t_stream = 0;
 }  // namespace
 
-ThreadGeneratorScope::ThreadGeneratorScope(GeneratorState start)
-    : had_previous_(t_has_own), previous_(t_own) {
+ThreadGeneratorScope::ThreadGeneratorScope(GeneratorState start, uint64_t stream)
+    : had_previous_(t_has_own), previous_(t_own), previous_stream_(t_stream) {
   t_has_own = true;
   t_own = start;
+  t_stream = stream;
 }
 
 ThreadGeneratorScope::~ThreadGeneratorScope() {
   t_has_own = had_previous_;
   t_own = previous_;
+  t_stream = previous_stream_;
 }
+
+uint64_t thread_random_stream() { return t_stream; }
 
 GeneratorState ThreadGeneratorScope::state() const { return t_own; }
 

@@ -29,7 +29,9 @@ GeneratorState reserve_random(uint64_t count);
 // timing; state() is where the thread's stream has got to.
 class ThreadGeneratorScope {
  public:
-  explicit ThreadGeneratorScope(GeneratorState start);
+  // `stream` names the thread's stream (a replica's id): seeded layers mix it in, see
+  // thread_random_stream().
+  ThreadGeneratorScope(GeneratorState start, uint64_t stream);
   ~ThreadGeneratorScope();
   ThreadGeneratorScope(const ThreadGeneratorScope&) = delete;
   ThreadGeneratorScope& operator=(const ThreadGeneratorScope&) = delete;
@@ -38,7 +40,13 @@ class ThreadGeneratorScope {
  private:
   bool had_previous_;
   GeneratorState previous_;
+  uint64_t previous_stream_;
 };
+
+// 0 on threads drawing from the global generator (and on a strategy's replica 0); a replica's
+// stream number on its thread. Layers with their own seed (Dropout(rate, seed)) keep one call
+// count per stream and mix the stream in, so replicas draw different masks, reproducibly.
+uint64_t thread_random_stream();
 
 namespace philox {
 // One Philox-4x32-10 block: four 32-bit outputs for a 128-bit counter and 64-bit key.

@@ -119,12 +119,12 @@ TEST_F(ReplicaRuntime, BucketedGradientsAreTheSumOverReplicas) {
 // Each replica draws its own stream (replica 0 continues the global one): dropout under a
 // strategy is reproducible whatever the threads' timing, and one replica draws what no strategy
 // would.
-std::vector<Tensor> train_with_dropout(distribute::Strategy* strategy) {
+std::vector<Tensor> train_with_dropout(distribute::Strategy* strategy, int64_t dropout_seed) {
   set_random_seed(99);
   std::optional<distribute::Strategy::Scope> scope;
   if (strategy) scope.emplace(strategy);
   auto model = std::make_shared<Sequential>(std::vector<std::shared_ptr<Layer>>{
-      std::make_shared<Dense>(16, "relu"), std::make_shared<Dropout>(0.5), std::make_shared<Dense>(2)});
+      std::make_shared<Dense>(16, "relu"), std::make_shared<Dropout>(0.5, dropout_seed), std::make_shared<Dense>(2)});
   model->build({-1, 4});
   model->compile("sgd", "mse");
   scope.reset();
@@ -135,14 +135,19 @@ std::vector<Tensor> train_with_dropout(distribute::Strategy* strategy) {
 }
 
 TEST_F(ReplicaRuntime, DropoutUnderAStrategyIsReproducible) {
-  distribute::MirroredStrategy mirrored;
-  const std::vector<Tensor> a = train_with_dropout(&mirrored);
-  const std::vector<Tensor> b = train_with_dropout(&mirrored);
-  for (size_t w = 0; w < a.size(); ++w) EXPECT_EQ(floats(a[w]), floats(b[w])) << w;
-  distribute::OneDeviceStrategy one("/cpu:1");
-  const std::vector<Tensor> c = train_with_dropout(&one);
-  const std::vector<Tensor> d = train_with_dropout(nullptr);
-  for (size_t w = 0; w < c.size(); ++w) EXPECT_EQ(floats(c[w]), floats(d[w])) << w;
+  for (int64_t seed : {int64_t(-1), int64_t(7)}) {  // global generator; the layer's own seed
+    SCOPED_TRACE("dropout seed " + std::to_string(seed));
+    distribute::MirroredStrategy mirrored;
+    const std::vector<Tensor> a = train_with_dropout(&mirrored, seed);
+    for (int run = 0; run < 3; ++run) {
+      const std::vector<Tensor> b = train_with_dropout(&mirrored, seed);
+      for (size_t w = 0; w < a.size(); ++w) EXPECT_EQ(floats(a[w]), floats(b[w])) << w;
+    }
+    distribute::OneDeviceStrategy one("/cpu:1");
+    const std::vector<Tensor> c = train_with_dropout(&one, seed);
+    const std::vector<Tensor> d = train_with_dropout(nullptr, seed);
+    for (size_t w = 0; w < c.size(); ++w) EXPECT_EQ(floats(c[w]), floats(d[w])) << w;
+  }
 }
 
 }  // namespace
