@@ -33,6 +33,7 @@
 #include <strata/strata.h>
 
 #include "apps/common/flags.h"
+#include "apps/common/strategy_setup.h"
 #include "apps/resnet_cifar/resnet_model.h"
 #include "bench.h"
 
@@ -82,14 +83,6 @@ TrainSetup make_resnet20(int64_t batch, const std::string& optimizer) {
           random_labels({batch, 1}, 2)};
 }
 
-std::shared_ptr<distribute::Strategy> make_strategy(const std::string& name, int replicas) {
-  if (name == "off") return nullptr;
-  if (name == "one_device") return std::make_shared<distribute::OneDeviceStrategy>("/cpu:0");
-  config::set_logical_cpu_devices(replicas);
-  if (name == "central_storage") return std::make_shared<distribute::CentralStorageStrategy>();
-  return std::make_shared<distribute::MirroredStrategy>();
-}
-
 int64_t count_params(const std::vector<VariablePtr>& vars) {
   int64_t n = 0;
   for (const auto& v : vars) n += v->shape().numel();
@@ -136,10 +129,9 @@ int run_train(int argc, char** argv) {
   set_random_seed(42);
   const auto build_start = std::chrono::steady_clock::now();
   // Declared before the model: it must outlive every step the model runs through it.
-  const std::shared_ptr<distribute::Strategy> strategy = make_strategy(strategy_name, int(replicas));
+  const std::shared_ptr<distribute::Strategy> strategy = apps::make_cpu_strategy(strategy_name, int(replicas));
   const int n_replicas = strategy ? strategy->num_replicas_in_sync() : 1;
-  // The library's ValueError when --batch does not split evenly over the replicas.
-  const int64_t per_replica = distribute::InputContext{1, 0, n_replicas}.get_per_replica_batch_size(batch);
+  apps::describe_strategy(strategy.get(), batch);  // the library's ValueError when --batch does not split
   std::optional<distribute::Strategy::Scope> scope;
   if (strategy) scope.emplace(strategy->scope());
   TrainSetup s = model_name == "mnist_cnn" ? make_mnist_cnn(batch, optimizer)
@@ -156,13 +148,7 @@ int run_train(int argc, char** argv) {
               static_cast<long long>(count_params(s.model->weights())),
               static_cast<long long>(batch), opt_name.c_str(), get_num_threads(),
               static_cast<long long>(warmup), static_cast<long long>(steps), strategy_text.c_str());
-  if (strategy) {
-    std::string devices;
-    for (const Device& d : strategy->worker_devices()) devices += (devices.empty() ? "" : ", ") + d.to_string();
-    std::printf("strategy          %s on %s, %lld samples and %d thread(s) per replica\n",
-                strategy->name().c_str(), devices.c_str(), static_cast<long long>(per_replica),
-                config::thread_share(strategy->worker_devices().front()));
-  }
+  if (strategy) std::printf("strategy          %s\n", apps::describe_strategy(strategy.get(), batch).c_str());
 
   double first_loss = 0;
   for (int64_t i = 0; i < warmup; ++i) {

@@ -27,6 +27,7 @@
 #include <optional>
 
 #include "apps/common/main_guard.h"
+#include "apps/common/strategy_setup.h"
 
 using namespace strata;
 
@@ -69,25 +70,6 @@ std::shared_ptr<Sequential> conv_pool() {
       std::make_shared<Dropout>(0.4),
       std::make_shared<Dense>(10, "softmax"),
   }, "conv_pool");
-}
-
-// A strategy over the CPU: null for "off"; mirrored / central_storage over num_cpu_replicas
-// logical CPU devices (each with its share of the threads).
-std::shared_ptr<distribute::Strategy> make_strategy(const std::string& name, int64_t num_cpu_replicas) {
-  if (name == "off") return nullptr;
-  if (name == "one_device") return std::make_shared<distribute::OneDeviceStrategy>("/cpu:0");
-  config::set_logical_cpu_devices(int(num_cpu_replicas));
-  if (name == "central_storage") return std::make_shared<distribute::CentralStorageStrategy>();
-  return std::make_shared<distribute::MirroredStrategy>();
-}
-
-// "MirroredStrategy, 2 replicas (/cpu:0, /cpu:1)".
-std::string describe(const distribute::Strategy& strategy) {
-  std::string devices;
-  for (const Device& d : strategy.worker_devices()) devices += (devices.empty() ? "" : ", ") + d.to_string();
-  const int n = strategy.num_replicas_in_sync();
-  return strategy.name() + ", " + std::to_string(n) + (n == 1 ? " replica (" : " replicas (") +
-         devices + ")";
 }
 
 }  // namespace
@@ -144,13 +126,9 @@ static int run(int argc, char** argv) {
 
   // The strategy comes before any variable; the global batch must split evenly over its
   // replicas (the library's ValueError otherwise, before the data is read).
-  const std::shared_ptr<distribute::Strategy> strategy = make_strategy(distribution_strategy, num_cpu_replicas);
-  const int replicas = strategy ? strategy->num_replicas_in_sync() : 1;
-  const int64_t per_replica_batch =
-      distribute::InputContext{1, 0, replicas}.get_per_replica_batch_size(batch_size);
-  std::printf("Strategy: %s; global batch %lld, %lld per replica\n",
-              strategy ? describe(*strategy).c_str() : "off (no distribution strategy), 1 replica (/cpu:0)",
-              static_cast<long long>(batch_size), static_cast<long long>(per_replica_batch));
+  const std::shared_ptr<distribute::Strategy> strategy =
+      apps::make_cpu_strategy(distribution_strategy, int(num_cpu_replicas));
+  std::printf("Strategy: %s\n", apps::describe_strategy(strategy.get(), batch_size).c_str());
 
   set_random_seed(uint64_t(seed));
   auto [train, test] = dataset == "mnist" ? mnist::load_data(data_dir) : fashion_mnist::load_data(data_dir);

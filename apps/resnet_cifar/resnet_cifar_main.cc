@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "apps/common/main_guard.h"
+#include "apps/common/strategy_setup.h"
 #include "apps/resnet_cifar/cifar_input.h"
 #include "apps/resnet_cifar/resnet_model.h"
 
@@ -119,34 +120,6 @@ int64_t count(const std::vector<VariablePtr>& vars) {
   int64_t n = 0;
   for (const auto& v : vars) n += v->shape().numel();
   return n;
-}
-
-// The official distribute_utils.get_distribution_strategy, for the CPU: null for "off". Multi-
-// replica strategies run on num_cpu_replicas logical CPU devices (each with its share of the
-// threads); all_reduce_alg picks MirroredStrategy's cross-device ops ("": the default).
-std::shared_ptr<distribute::Strategy> make_strategy(const std::string& name, int64_t num_cpu_replicas,
-                                                    const std::string& all_reduce_alg,
-                                                    int64_t num_packs) {
-  if (name == "off") return nullptr;
-  if (name == "one_device") return std::make_shared<distribute::OneDeviceStrategy>("/cpu:0");
-  config::set_logical_cpu_devices(int(num_cpu_replicas));
-  if (name == "central_storage") return std::make_shared<distribute::CentralStorageStrategy>();
-  std::shared_ptr<distribute::CrossDeviceOps> ops;
-  if (all_reduce_alg == "hierarchical_copy") {
-    ops = std::make_shared<distribute::HierarchicalCopyAllReduce>(int(num_packs));
-  } else if (all_reduce_alg == "nccl") {
-    ops = std::make_shared<distribute::NcclAllReduce>(int(num_packs));
-  }
-  return std::make_shared<distribute::MirroredStrategy>(std::vector<std::string>{}, ops);
-}
-
-// "MirroredStrategy, 2 replicas (/cpu:0, /cpu:1)".
-std::string describe(const distribute::Strategy& strategy) {
-  std::string devices;
-  for (const Device& d : strategy.worker_devices()) devices += (devices.empty() ? "" : ", ") + d.to_string();
-  const int n = strategy.num_replicas_in_sync();
-  return strategy.name() + ", " + std::to_string(n) + (n == 1 ? " replica (" : " replicas (") +
-         devices + ")";
 }
 
 }  // namespace
@@ -246,16 +219,16 @@ static int run(int argc, char** argv) {
   }
 
   // ---- distribution strategy (before any variable exists) ----
+  std::shared_ptr<distribute::CrossDeviceOps> cross_device_ops;
+  if (distribution_strategy == "mirrored" && all_reduce_alg == "hierarchical_copy") {
+    cross_device_ops = std::make_shared<distribute::HierarchicalCopyAllReduce>(int(num_packs));
+  } else if (distribution_strategy == "mirrored" && all_reduce_alg == "nccl") {
+    cross_device_ops = std::make_shared<distribute::NcclAllReduce>(int(num_packs));
+  }
   const std::shared_ptr<distribute::Strategy> strategy =
-      make_strategy(distribution_strategy, num_cpu_replicas, all_reduce_alg, num_packs);
-  const int replicas = strategy ? strategy->num_replicas_in_sync() : 1;
+      apps::make_cpu_strategy(distribution_strategy, int(num_cpu_replicas), cross_device_ops);
   // The global batch must split evenly over the replicas: the library's error, before any work.
-  const int64_t per_replica_batch =
-      distribute::InputContext{1, 0, replicas}.get_per_replica_batch_size(batch_size);
-  std::printf("Strategy: %s; global batch %lld, %lld per replica, %d thread(s) per replica\n",
-              strategy ? describe(*strategy).c_str() : "off (no distribution strategy), 1 replica (/cpu:0)",
-              static_cast<long long>(batch_size), static_cast<long long>(per_replica_batch),
-              strategy ? config::thread_share(strategy->worker_devices().front()) : get_num_threads());
+  std::printf("Strategy: %s\n", apps::describe_strategy(strategy.get(), batch_size).c_str());
   set_random_seed(uint64_t(seed));
 
   // ---- input ----
