@@ -89,7 +89,8 @@ class Model : public Layer {
   virtual Tensor predict_step(const data::Element& batch);
   // What the loops call: one train / test step on a global batch, or a predict step through the model's strategy:
   // split over its replicas and run on each (plain calls without a strategy). `global_size` is
-  // the loop's full batch size (0 until the first batch fixes it, for datasets).
+  // the loop's full batch size (0 until the first batch fixes it, for datasets; -1 for a single
+  // batch of any size, split as evenly as it goes).
   void distributed_train_step(const data::Element& batch, int64_t& global_size);
   void distributed_test_step(const data::Element& batch, int64_t& global_size);
   Tensor distributed_predict_step(const data::Element& batch, int64_t& global_size);

@@ -16,7 +16,7 @@ distribute::DistributedBatch run_on_replicas(
     distribute::Strategy& strategy, const data::Element& batch, int64_t& global_size,
     const char* who, const std::function<void(int, const data::Element&)>& step) {
   distribute::DistributedBatch split = strategy.split_batch(batch, global_size, who);
-  if (global_size == 0) global_size = split.global_size;
+  if (global_size == 0) global_size = split.global_size;  // the first batch fixes it
   strategy.run_replicas([&](int r) {
     if (distribute::ReplicaContext* c = distribute::current_replica_context()) {
       c->set_batch_fraction(split.fractions[size_t(r)]);

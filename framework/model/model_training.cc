@@ -126,16 +126,17 @@ void Model::update_metrics(const std::vector<Tensor>& y_true, const std::vector<
     build_metrics(y_true, y_pred);
   }
   NoGradGuard no_grad;
+  // As Keras, the loss tracker weights each batch's mean loss by its number of samples, so the
+  // reported loss is the mean over samples whatever the batch sizes (a partial last batch too).
+  const int64_t samples = y_pred.empty() || y_pred[0].rank() == 0 ? 1 : y_pred[0].dim(0);
+  Tensor batch_loss = loss.detach();
   if (replicated) {
-    // compute_loss scaled this replica's loss by its share of the batch; the tracker gets the
-    // unscaled loss with the share as its weight, so the replicas' sums give the global mean.
+    // compute_loss scaled this replica's loss by its share of the global batch: undo it.
     const double share = replica->batch_fraction();
     if (share == 0.0) return;  // a stand-in for a replica without samples counts for nothing
-    Tensor weight = full(Shape{}, share, loss.dtype(), loss.device());
-    c.loss_tracker->update_state_from({loss.detach() * (1.0 / share)}, weight);
-  } else {
-    c.loss_tracker->update_state(loss.detach());
+    batch_loss = batch_loss * (1.0 / share);
   }
+  c.loss_tracker->update_state_from({batch_loss}, full(Shape{}, double(samples), loss.dtype(), loss.device()));
   for (size_t o = 0; o < y_pred.size(); ++o) {
     for (const auto& m : c.metrics[o]) m->update_state(y_true[o], y_pred[o].detach(), sample_weight);
   }
@@ -243,7 +244,7 @@ Logs Model::train_on_batch(const Tensor& x, const Tensor& y, const Tensor& sampl
   if (reset) reset_metrics();
   data::Element batch{x, y};
   if (sample_weight.defined()) batch.push_back(sample_weight);
-  int64_t global_size = 0;
+  int64_t global_size = -1;  // a single batch of any size: split as evenly as it goes
   distributed_train_step(batch, global_size);
   return metrics_logs();
 }
@@ -254,13 +255,13 @@ Logs Model::test_on_batch(const Tensor& x, const Tensor& y, const Tensor& sample
   if (reset) reset_metrics();
   data::Element batch{x, y};
   if (sample_weight.defined()) batch.push_back(sample_weight);
-  int64_t global_size = 0;
+  int64_t global_size = -1;  // a single batch of any size: split as evenly as it goes
   distributed_test_step(batch, global_size);
   return metrics_logs();
 }
 
 Tensor Model::predict_on_batch(const Tensor& x) {
-  int64_t global_size = 0;
+  int64_t global_size = -1;  // a single batch of any size: split as evenly as it goes
   return distributed_predict_step({x}, global_size);
 }
 

@@ -36,7 +36,7 @@ DistributedBatch split_batch(const data::Element& batch, const std::vector<Devic
   }
   if (global == 0) throw ValueError(std::string(who) + ": got an empty batch");
   const int64_t full = expected_global > 0 ? expected_global : global;
-  if (global > full || (global == full && global % n != 0)) {
+  if (expected_global >= 0 && (global > full || (global == full && global % n != 0))) {
     throw ValueError(std::string(who) + ": the global batch size " + std::to_string(global) +
                      " does not divide evenly over the " + std::to_string(n) +
                      " replicas in sync; use a batch size that is a multiple of " +

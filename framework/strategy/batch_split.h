@@ -11,8 +11,9 @@ namespace strata::distribute {
 // Splits every tensor of `batch` along axis 0 into `devices.size()` consecutive parts, part r
 // copied to devices[r]. A batch of `expected_global` samples (the dataset's batch size, 0 when
 // this batch defines it) must divide evenly: ValueError naming both numbers otherwise. A smaller
-// (final, partial) batch is spread as evenly as it goes: the first replicas get one sample more,
-// and replicas left without samples get a stand-in (fraction 0).
+// (final, partial) batch, or any batch when expected_global < 0 (train_on_batch and the like), is
+// spread as evenly as it goes: the first replicas get one sample more, and replicas left without
+// samples get a stand-in (fraction 0).
 DistributedBatch split_batch(const data::Element& batch, const std::vector<Device>& devices,
                              int64_t expected_global, const char* who);
 

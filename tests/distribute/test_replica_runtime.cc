@@ -150,5 +150,36 @@ TEST_F(ReplicaRuntime, DropoutUnderAStrategyIsReproducible) {
   }
 }
 
+// train_on_batch / test_on_batch / predict_on_batch take one batch of any size: it is split as
+// evenly as it goes (TensorFlow does the same), with the result of the whole batch.
+TEST_F(ReplicaRuntime, OnBatchMethodsAcceptBatchesThatDoNotDivide) {
+  Tensor x = random_normal({3, 4}, 0.0, 1.0, float32, 11);
+  Tensor y = random_normal({3, 2}, 0.0, 1.0, float32, 12);
+  const auto make = [] {
+    set_random_seed(5);
+    auto model = std::make_shared<Sequential>(std::vector<std::shared_ptr<Layer>>{std::make_shared<Dense>(2)});
+    model->build({-1, 4});
+    model->compile("sgd", "mse");
+    return model;
+  };
+  auto plain = make();
+  distribute::MirroredStrategy strategy;
+  std::shared_ptr<Sequential> mirrored;
+  {
+    auto scope = strategy.scope();
+    mirrored = make();
+  }
+  EXPECT_EQ(floats(mirrored->predict_on_batch(x)), floats(plain->predict_on_batch(x)));
+  const double want_test = plain->test_on_batch(x, y).at("loss");
+  EXPECT_NEAR(mirrored->test_on_batch(x, y).at("loss"), want_test, 1e-6);
+  const double want = plain->train_on_batch(x, y).at("loss");
+  EXPECT_NEAR(mirrored->train_on_batch(x, y).at("loss"), want, 1e-6);
+  const std::vector<Tensor> a = mirrored->get_weights(), b = plain->get_weights();
+  for (size_t w = 0; w < a.size(); ++w) {
+    const std::vector<float> fa = floats(a[w]), fb = floats(b[w]);
+    for (size_t i = 0; i < fa.size(); ++i) EXPECT_NEAR(fa[i], fb[i], 1e-6) << w;
+  }
+}
+
 }  // namespace
 }  // namespace strata::testing
