@@ -72,6 +72,43 @@ Tensor reduce_all(const std::vector<Tensor>& inputs, ReduceOp op) {
   return out;
 }
 
+// One rank's part of an in-place all-reduce: elements [begin, end) of every rank's tensor become
+// op over the ranks, in rank order (accumulated in rank 0's tensor, then copied to the others).
+// Ranks take disjoint ranges, so they work at once without locks.
+void reduce_range_in_place(const std::vector<Tensor>& tensors, ReduceOp op, int64_t begin,
+                           int64_t end) {
+  if (begin >= end) return;
+  const size_t item = dtype_size(tensors[0].dtype());
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    T* acc = static_cast<T*>(tensors[0].raw_data()) + begin;
+    for (size_t r = 1; r < tensors.size(); ++r) {
+      reduce_into(acc, static_cast<const T*>(tensors[r].raw_data()) + begin, end - begin, op);
+    }
+    if (op == ReduceOp::kMean) divide(acc, end - begin, int(tensors.size()));
+  };
+  switch (tensors[0].dtype()) {
+    case DType::kFloat32: run(float{}); break;
+    case DType::kFloat64: run(double{}); break;
+    case DType::kInt32: run(int32_t{}); break;
+    case DType::kInt64: run(int64_t{}); break;
+    default: break;  // rejected when the ranks met
+  }
+  const char* src = static_cast<const char*>(tensors[0].raw_data()) + size_t(begin) * item;
+  for (size_t r = 1; r < tensors.size(); ++r) {
+    std::memcpy(static_cast<char*>(tensors[r].raw_data()) + size_t(begin) * item, src,
+                size_t(end - begin) * item);
+  }
+}
+
+void check_reducible(const Tensor& t) {
+  const DType d = t.dtype();
+  if (d != DType::kFloat32 && d != DType::kFloat64 && d != DType::kInt32 && d != DType::kInt64) {
+    throw CollectiveError(std::string("all_reduce: dtype ") + dtype_name(d) +
+                          " is not supported; use float32, float64, int32 or int64");
+  }
+}
+
 void copy_into(Tensor& dst, const Tensor& src) {
   if (src.nbytes() > 0) std::memcpy(dst.raw_data(), src.raw_data(), src.nbytes());
 }
@@ -110,8 +147,9 @@ struct InProcessGroup::State {
   std::string aborted;               // set by abort(): every collective fails from then on
 
   // Rank `rank`'s part of collective number `seq`; returns its output.
+  // With `inputs`, also hands back every rank's input (for collectives the ranks then share).
   Tensor meet(uint64_t seq, int rank, const std::string& what, const Tensor& input,
-              const Compute& compute) {
+              const Compute& compute, std::vector<Tensor>* inputs = nullptr) {
     std::unique_lock<std::mutex> lock(mutex);
     if (!aborted.empty()) throw CollectiveError("InProcessGroup: " + aborted);
     Round& round = rounds[seq];
@@ -162,6 +200,7 @@ struct InProcessGroup::State {
     }
     const std::string error = round.error;
     Tensor out = error.empty() && !round.outputs.empty() ? round.outputs[size_t(rank)] : Tensor();
+    if (inputs != nullptr && error.empty()) *inputs = round.inputs;
     if (++round.departed == world) rounds.erase(seq);
     if (!error.empty()) throw CollectiveError("InProcessGroup: " + error);
     return out;
@@ -225,13 +264,16 @@ class RankCommunicator : public Communicator {
 
   void all_reduce(Tensor& t, ReduceOp op) override {
     check_reduce(t, op, "all_reduce");
-    run_all_reduce(next_seq_++, t, op);
+    const uint64_t seq = next_seq_;
+    next_seq_ += 2;
+    run_all_reduce(seq, t, op);
   }
 
   std::shared_ptr<Work> all_reduce_async(Tensor t, ReduceOp op) override {
     check_reduce(t, op, "all_reduce_async");
     auto work = std::make_shared<AsyncWork>();
-    const uint64_t seq = next_seq_++;  // numbered now: the order of issue is the order of match
+    const uint64_t seq = next_seq_;  // numbered now: the order of issue is the order of match
+    next_seq_ += 2;
     enqueue([this, seq, t, op, work]() mutable {
       try {
         run_all_reduce(seq, t, op);
@@ -310,13 +352,27 @@ class RankCommunicator : public Communicator {
     }
   }
 
+  // In place, with every rank working: once all have arrived, rank r reduces its own range of
+  // the elements across every rank's tensor and writes the result into all of them; a second
+  // meeting keeps each rank from returning before every range is written. Each element is
+  // reduced once, in rank order, so every rank gets the same bits. Uses sequence numbers seq and
+  // seq + 1.
   void run_all_reduce(uint64_t seq, Tensor& t, ReduceOp op) {
-    const Tensor out = state_->meet(seq, rank_, std::string("all_reduce(") + op_name(op) + ")", t,
-                                    [op](const std::vector<Tensor>& in) {
-                                      check_same_shapes(in, "all_reduce");
-                                      return std::vector<Tensor>(in.size(), reduce_all(in, op));
-                                    });
-    copy_into(t, out);
+    const std::string what = std::string("all_reduce(") + op_name(op) + ")";
+    std::vector<Tensor> tensors;
+    state_->meet(seq, rank_, what, t,
+                 [](const std::vector<Tensor>& in) {
+                   check_same_shapes(in, "all_reduce");
+                   check_reducible(in[0]);
+                   return std::vector<Tensor>();
+                 },
+                 &tensors);
+    const int64_t n = t.numel(), world = world_size();
+    const int64_t chunk = ((n + world - 1) / world + 15) / 16 * 16;  // 64-byte aligned for float
+    reduce_range_in_place(tensors, op, std::min(n, chunk * rank_), std::min(n, chunk * (rank_ + 1)));
+    state_->meet(seq + 1, rank_, what + " done", Tensor(), [](const std::vector<Tensor>& in) {
+      return std::vector<Tensor>(in.size());
+    });
   }
 
   void enqueue(std::function<void()> task) {
