@@ -1,5 +1,6 @@
 // Model: compile, the train / test / predict steps, the compiled loss and metrics.
 #include <cmath>
+#include <optional>
 
 #include "framework/autograd/grad_mode.h"
 #include "framework/losses/loss_factory.h"
@@ -144,29 +145,27 @@ void Model::update_metrics(const std::vector<Tensor>& y_true, const std::vector<
 
 void Model::build_metrics(const std::vector<Tensor>& y_true, const std::vector<Tensor>& y_pred) {
   CompiledState& c = *compiled_;
-  {
-    // Built on the first batch, inside whatever variable-creator scope the loop runs in.
-    c.loss_tracker = std::make_shared<metrics::Mean>("loss");
-    c.metrics.assign(y_pred.size(), {});
-    for (size_t o = 0; o < y_pred.size(); ++o) {
-      const std::string prefix =
-          y_pred.size() > 1 && graph_ ? graph_->outputs()[o].node()->layer->name() + "_" : "";
-      for (const MetricArg& arg : c.metric_args) {
-        std::shared_ptr<metrics::Metric> m;
-        if (arg.object) {
-          m = arg.object;
-        } else if (arg.name == "accuracy" || arg.name == "acc") {
-          m = metrics::resolve_accuracy(c.loss_names[o], y_true[o].shape(), y_pred[o].shape(),
-                                        prefix + arg.name);
-        } else {
-          m = metrics::get(arg.name);  // shown as prefix + name (Keras' per-output naming)
-        }
-        c.metrics[o].push_back(m);
-        c.metric_names.push_back(prefix + (arg.object ? m->name() : arg.name));
+  // Built on the first batch, inside whatever variable-creator scope the loop runs in.
+  c.loss_tracker = std::make_shared<metrics::Mean>("loss");
+  c.metrics.assign(y_pred.size(), {});
+  for (size_t o = 0; o < y_pred.size(); ++o) {
+    const std::string prefix =
+        y_pred.size() > 1 && graph_ ? graph_->outputs()[o].node()->layer->name() + "_" : "";
+    for (const MetricArg& arg : c.metric_args) {
+      std::shared_ptr<metrics::Metric> m;
+      if (arg.object) {
+        m = arg.object;
+      } else if (arg.name == "accuracy" || arg.name == "acc") {
+        m = metrics::resolve_accuracy(c.loss_names[o], y_true[o].shape(), y_pred[o].shape(),
+                                      prefix + arg.name);
+      } else {
+        m = metrics::get(arg.name);  // shown as prefix + name (Keras' per-output naming)
       }
+      c.metrics[o].push_back(m);
+      c.metric_names.push_back(prefix + (arg.object ? m->name() : arg.name));
     }
-    c.metrics_built = true;
   }
+  c.metrics_built = true;
 }
 
 Logs Model::metrics_logs() const {

@@ -19,7 +19,7 @@ class Bucketer {
     if (!open_.indices.empty() && grad.dtype() != open_.flat_parts[0].dtype()) launch();
     open_.indices.push_back(index);
     open_.shapes.push_back(grad.shape());
-    open_.flat_parts.push_back(grad.reshape(Shape{grad.numel()}).to(grad.device()));
+    open_.flat_parts.push_back(grad.reshape(Shape{grad.numel()}));
     open_.bytes += grad.nbytes();
     if (open_.bytes >= bucket_bytes_) launch();
   }

@@ -39,6 +39,13 @@ inline std::shared_ptr<Sequential> small_classifier(const std::string& optimizer
   return model;
 }
 
+// {"/cpu:0", ..., "/cpu:<n-1>"}: the first n logical CPU devices.
+inline std::vector<std::string> cpus(int n) {
+  std::vector<std::string> devices;
+  for (int r = 0; r < n; ++r) devices.push_back("/cpu:" + std::to_string(r));
+  return devices;
+}
+
 struct ClassifierData {
   Tensor x, y;
 };

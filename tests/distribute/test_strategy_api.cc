@@ -21,12 +21,6 @@ using distribute::OneDeviceStrategy;
 using distribute::ReplicatedVariable;
 using distribute::SyncOnReadVariable;
 
-std::vector<std::string> cpus(int n) {
-  std::vector<std::string> devices;
-  for (int r = 0; r < n; ++r) devices.push_back("/cpu:" + std::to_string(r));
-  return devices;
-}
-
 std::shared_ptr<Sequential> classifier_in(distribute::Strategy* strategy, Norm norm = Norm::kNone) {
   if (strategy == nullptr) return small_classifier("sgd", norm);
   auto scope = strategy->scope();

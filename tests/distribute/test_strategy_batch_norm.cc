@@ -11,12 +11,6 @@
 namespace strata::testing {
 namespace {
 
-std::vector<std::string> cpus(int n) {
-  std::vector<std::string> devices;
-  for (int r = 0; r < n; ++r) devices.push_back("/cpu:" + std::to_string(r));
-  return devices;
-}
-
 std::shared_ptr<Sequential> bn_classifier(distribute::Strategy* strategy) {
   if (strategy == nullptr) return small_classifier("sgd", Norm::kBatchNorm);
   auto scope = strategy->scope();

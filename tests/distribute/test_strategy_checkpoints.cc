@@ -15,12 +15,6 @@ namespace strata::testing {
 namespace {
 namespace fs = std::filesystem;
 
-std::vector<std::string> cpus(int n) {
-  std::vector<std::string> devices;
-  for (int r = 0; r < n; ++r) devices.push_back("/cpu:" + std::to_string(r));
-  return devices;
-}
-
 fs::path fresh_dir(const std::string& name) {
   const fs::path dir = fs::temp_directory_path() /
                        ("strata_strategy_ckpt_" + name + "_" + std::to_string(::getpid()));

@@ -13,12 +13,6 @@ namespace {
 using distribute::PerReplica;
 using distribute::ReplicaContext;
 
-std::vector<std::string> cpus(int n) {
-  std::vector<std::string> devices;
-  for (int r = 0; r < n; ++r) devices.push_back("/cpu:" + std::to_string(r));
-  return devices;
-}
-
 // How each replica scales its loss so that the replicas' gradients sum to the global batch's.
 enum class Scaling {
   kBatchFraction,  // mean over the replica's samples * ReplicaContext::batch_fraction()

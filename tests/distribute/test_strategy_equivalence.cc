@@ -47,9 +47,7 @@ class StrategyEquivalence : public ::testing::Test {
 TEST_F(StrategyEquivalence, MirroredTwoAndFourReplicasMatchNoStrategy) {
   const TrainRun reference = train(nullptr, "sgd", Norm::kNone, 16, 64);
   for (int replicas : {2, 4}) {
-    std::vector<std::string> devices;
-    for (int r = 0; r < replicas; ++r) devices.push_back("/cpu:" + std::to_string(r));
-    distribute::MirroredStrategy strategy(devices);
+    distribute::MirroredStrategy strategy(cpus(replicas));
     const TrainRun mirrored = train(&strategy, "sgd", Norm::kNone, 16, 64);
     SCOPED_TRACE(std::to_string(replicas) + " replicas");
     expect_weights_near(mirrored.weights, reference.weights, 1e-5);
@@ -70,9 +68,7 @@ TEST_F(StrategyEquivalence, SyncBatchNormalizationMatchesGlobalBatchNorm) {
   const TrainRun plain_bn = train(nullptr, "sgd", Norm::kBatchNorm, 16, 64);
   expect_weights_near(plain_bn.weights, reference.weights, 1e-4, 1e-5);  // fused vs composed kernel
   for (int replicas : {2, 4}) {
-    std::vector<std::string> devices;
-    for (int r = 0; r < replicas; ++r) devices.push_back("/cpu:" + std::to_string(r));
-    distribute::MirroredStrategy strategy(devices);
+    distribute::MirroredStrategy strategy(cpus(replicas));
     const TrainRun mirrored = train(&strategy, "sgd", Norm::kSyncBatchNorm, 16, 64);
     SCOPED_TRACE(std::to_string(replicas) + " replicas");
     expect_weights_near(mirrored.weights, reference.weights, 1e-5);

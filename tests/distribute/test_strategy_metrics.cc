@@ -8,12 +8,6 @@
 namespace strata::testing {
 namespace {
 
-std::vector<std::string> cpus(int n) {
-  std::vector<std::string> devices;
-  for (int r = 0; r < n; ++r) devices.push_back("/cpu:" + std::to_string(r));
-  return devices;
-}
-
 // A model trained a little without a strategy: its weights give an accuracy strictly between
 // 0 and 1 on fresh data, so a metric that saw only some replicas' samples would show.
 const std::vector<Tensor>& trained_weights() {
