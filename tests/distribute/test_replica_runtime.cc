@@ -44,7 +44,7 @@ TEST_F(ReplicaRuntime, EachReplicaHasItsContextDeviceAndThreadShare) {
   ASSERT_EQ(strategy.num_replicas_in_sync(), 2);
   std::vector<int> ids(2, -1), shares(2, -1);
   std::vector<Device> devices(2);
-  std::vector<bool> scoped(2, false);
+  std::vector<int> scoped(2, 0);
   strategy.run_replicas([&](int r) {
     ids[size_t(r)] = distribute::current_replica_context()->replica_id_in_sync_group();
     shares[size_t(r)] = thread_share();
@@ -54,7 +54,7 @@ TEST_F(ReplicaRuntime, EachReplicaHasItsContextDeviceAndThreadShare) {
   EXPECT_EQ(ids, (std::vector<int>{0, 1}));
   EXPECT_EQ(shares, (std::vector<int>{2, 2}));  // 4 threads over 2 logical devices
   EXPECT_EQ(devices, (std::vector<Device>{Device::cpu(0), Device::cpu(1)}));
-  EXPECT_EQ(scoped, (std::vector<bool>{true, true}));
+  EXPECT_EQ(scoped, (std::vector<int>{1, 1}));
   EXPECT_EQ(thread_share(), 0);  // the caller is back on the global count
   EXPECT_EQ(distribute::current_replica_context(), nullptr);
 }

@@ -325,7 +325,7 @@ TEST_F(StrategyApi, ReplicasRunInsideTheScopeOnTheirDevices) {
   MirroredStrategy strategy(cpus(4));
   std::vector<int> ids(4, -1);
   std::vector<Device> devices(4);
-  std::vector<bool> in_scope(4, false);
+  std::vector<int> in_scope(4, 0);
   const distribute::PerReplica out = strategy.run([&] {
     distribute::ReplicaContext* c = distribute::current_replica_context();
     EXPECT_NE(c, nullptr);
