@@ -89,7 +89,13 @@ bool has_strategy() { return t_scope.strategy != nullptr; }
 PerReplica Strategy::run(const std::function<Tensor()>& fn) {
   PerReplica out;
   out.values.resize(size_t(num_replicas_in_sync()));
-  run_replicas([&](int r) { out.values[size_t(r)] = fn(); });
+  const int n = num_replicas_in_sync();
+  run_replicas([&](int r) {
+    // No batch to measure: each replica is taken to hold an equal share (TensorFlow's
+    // compute_average_loss without a global batch size).
+    if (ReplicaContext* c = current_replica_context()) c->set_batch_fraction(1.0 / n);
+    out.values[size_t(r)] = fn();
+  });
   return out;
 }
 

@@ -61,7 +61,8 @@ class Strategy : public std::enable_shared_from_this<Strategy> {
   // scope and share of the cores; returns when all are done and rethrows the first error.
   virtual void run_replicas(const std::function<void(int replica)>& fn) = 0;
 
-  // tf.distribute.Strategy.run: fn once per replica; its results, one per replica.
+  // tf.distribute.Strategy.run: fn once per replica; its results, one per replica. Each replica's
+  // batch_fraction() is 1 / num_replicas_in_sync() (equal shares).
   PerReplica run(const std::function<Tensor()>& fn);
   // The same with each replica's part of a distributed batch as the argument.
   PerReplica run(const std::function<Tensor(const data::Element&)>& fn, const DistributedBatch& batch);

@@ -331,6 +331,7 @@ TEST_F(StrategyApi, ReplicasRunInsideTheScopeOnTheirDevices) {
     EXPECT_NE(c, nullptr);
     const int r = c->replica_id_in_sync_group();
     EXPECT_EQ(c->num_replicas_in_sync(), 4);
+    EXPECT_DOUBLE_EQ(c->batch_fraction(), 0.25);  // run() without a batch: equal shares
     ids[size_t(r)] = r;
     devices[size_t(r)] = c->device();
     in_scope[size_t(r)] = distribute::current_strategy() == &strategy;
