@@ -8,7 +8,28 @@
 
 #include <strata/strata.h>
 
+#include "apps/common/flags.h"
+
 namespace apps {
+
+// Checks --num_cpu_replicas and --num_gpus against --distribution_strategy (FlagError otherwise).
+inline void check_replica_flags(const std::string& strategy, int64_t num_cpu_replicas,
+                                int64_t num_gpus) {
+  if (num_cpu_replicas < 1) {
+    throw FlagError("--num_cpu_replicas must be >= 1, got " + std::to_string(num_cpu_replicas));
+  }
+  if (num_cpu_replicas > 1 && strategy != "mirrored" && strategy != "central_storage") {
+    throw FlagError("--num_cpu_replicas=" + std::to_string(num_cpu_replicas) +
+                    " needs --distribution_strategy=mirrored or central_storage (" + strategy +
+                    " runs one replica)");
+  }
+  if (num_gpus < 0) throw FlagError("--num_gpus must be >= 0, got " + std::to_string(num_gpus));
+  if (num_gpus > 0) {
+    throw FlagError("--num_gpus=" + std::to_string(num_gpus) +
+                    ": GPUs are not supported yet (the CUDA backend arrives in a later issue); "
+                    "use --num_gpus=0");
+  }
+}
 
 // null for "off"; OneDeviceStrategy on /cpu:0 for "one_device"; Mirrored / CentralStorage over
 // `num_cpu_replicas` logical CPU devices for "mirrored" / "central_storage" (cross_device_ops:

@@ -108,21 +108,7 @@ static int run(int argc, char** argv) {
   if (epochs < 1 || batch_size < 1) throw apps::FlagError("--epochs and --batch_size must be >= 1");
   if (verbose < 0 || verbose > 2) throw apps::FlagError("--verbose must be 0, 1 or 2");
   if (steps_per_epoch < 0) throw apps::FlagError("--steps_per_epoch must be >= 0");
-  if (num_cpu_replicas < 1) {
-    throw apps::FlagError("--num_cpu_replicas must be >= 1, got " + std::to_string(num_cpu_replicas));
-  }
-  if (num_cpu_replicas > 1 && distribution_strategy != "mirrored" &&
-      distribution_strategy != "central_storage") {
-    throw apps::FlagError("--num_cpu_replicas=" + std::to_string(num_cpu_replicas) +
-                          " needs --distribution_strategy=mirrored or central_storage (" +
-                          distribution_strategy + " runs one replica)");
-  }
-  if (num_gpus < 0) throw apps::FlagError("--num_gpus must be >= 0, got " + std::to_string(num_gpus));
-  if (num_gpus > 0) {
-    throw apps::FlagError("--num_gpus=" + std::to_string(num_gpus) +
-                          ": GPUs are not supported yet (the CUDA backend arrives in a later "
-                          "issue); use --num_gpus=0");
-  }
+  apps::check_replica_flags(distribution_strategy, num_cpu_replicas, num_gpus);
 
   // The strategy comes before any variable; the global batch must split evenly over its
   // replicas (the library's ValueError otherwise, before the data is read).

@@ -178,7 +178,6 @@ static int run(int argc, char** argv) {
   if (train_steps < 0) throw apps::FlagError("--train_steps must be >= 0, got " + std::to_string(train_steps));
   if (log_steps < 1) throw apps::FlagError("--log_steps must be >= 1, got " + std::to_string(log_steps));
   if (epochs_between_evals < 1) throw apps::FlagError("--epochs_between_evals must be >= 1");
-  if (num_gpus < 0) throw apps::FlagError("--num_gpus must be >= 0, got " + std::to_string(num_gpus));
   {
     const auto& sizes = resnet_cifar::supported_sizes();
     if (std::find(sizes.begin(), sizes.end(), resnet_size) == sizes.end()) {
@@ -191,24 +190,11 @@ static int run(int argc, char** argv) {
                           " is not available yet: multi-worker strategies arrive with the "
                           "distribute issues; use off, one_device, mirrored or central_storage");
   }
-  if (num_cpu_replicas < 1) {
-    throw apps::FlagError("--num_cpu_replicas must be >= 1, got " + std::to_string(num_cpu_replicas));
-  }
-  const bool multi_replica = distribution_strategy == "mirrored" || distribution_strategy == "central_storage";
-  if (num_cpu_replicas > 1 && !multi_replica) {
-    throw apps::FlagError("--num_cpu_replicas=" + std::to_string(num_cpu_replicas) +
-                          " needs --distribution_strategy=mirrored or central_storage (" +
-                          distribution_strategy + " runs one replica)");
-  }
+  apps::check_replica_flags(distribution_strategy, num_cpu_replicas, num_gpus);
   if (!all_reduce_alg.empty() && distribution_strategy != "mirrored") {
     throw apps::FlagError("--all_reduce_alg applies to --distribution_strategy=mirrored only");
   }
   if (num_packs < 1) throw apps::FlagError("--num_packs must be >= 1, got " + std::to_string(num_packs));
-  if (num_gpus > 0) {
-    throw apps::FlagError("--num_gpus=" + std::to_string(num_gpus) +
-                          ": GPUs are not supported yet (the CUDA backend arrives in a later "
-                          "issue); use --num_gpus=0");
-  }
   if (dtype != "fp32") {
     throw apps::FlagError("--dtype=" + dtype + " is not supported yet (mixed precision arrives "
                           "later); use --dtype=fp32");

@@ -5,7 +5,6 @@
 #include "framework/core/device_scope.h"
 #include "framework/core/error.h"
 #include "framework/ops/math_ops.h"
-#include "framework/ops/shape_ops.h"
 #include "framework/strategy/batch_split.h"
 #include "framework/strategy/replica_context.h"
 

@@ -7,21 +7,15 @@
 #include <filesystem>
 
 #include "distribute/replicated_variable.h"
+#include "datasets/temp_dir.h"
 #include "framework/callbacks/backup_and_restore.h"
+#include "tests/framework/callbacks/callback_test_utils.h"
 #include "support/test_helpers.h"
 #include "tests/distribute/distribute_test_utils.h"
 
 namespace strata::testing {
 namespace {
 namespace fs = std::filesystem;
-
-fs::path fresh_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() /
-                       ("strata_strategy_ckpt_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
 
 std::shared_ptr<Sequential> classifier_in(distribute::Strategy* strategy) {
   if (strategy == nullptr) return small_classifier();
@@ -50,17 +44,11 @@ void expect_every_copy_equals(const Model& model, const std::vector<Tensor>& val
 
 class StrategyCheckpoints : public ::testing::Test {
  protected:
-  void SetUp() override {
-    config::set_logical_cpu_devices(4);
-    dir_ = fresh_dir(::testing::UnitTest::GetInstance()->current_test_info()->name());
-  }
-  void TearDown() override {
-    fs::remove_all(dir_);
-    config::set_logical_cpu_devices(1);
-  }
-  std::string path(const std::string& file) const { return (dir_ / file).string(); }
+  void SetUp() override { config::set_logical_cpu_devices(4); }
+  void TearDown() override { config::set_logical_cpu_devices(1); }
+  std::string path(const std::string& file) const { return dir_.file(file); }
 
-  fs::path dir_;
+  TempDir dir_;  // removed with its files when the test ends
 };
 
 TEST_F(StrategyCheckpoints, WeightsSavedUnderMirroredLoadWithoutAndUnderAnyStrategy) {
@@ -213,18 +201,6 @@ TEST_F(StrategyCheckpoints, LoadModelInsideAMirroredScopeMakesAMirroredModel) {
 
 // ---- BackupAndRestore ----
 
-// Simulates a crash: throws after `batches` training batches in total.
-class CrashAfter : public Callback {
- public:
-  explicit CrashAfter(int batches) : left_(batches) {}
-  void on_train_batch_end(int, const Logs&) override {
-    if (--left_ == 0) throw std::runtime_error("simulated crash");
-  }
-
- private:
-  int left_;
-};
-
 // Counts the training batches a run actually trains.
 class CountBatches : public Callback {
  public:
@@ -256,7 +232,7 @@ TEST_F(StrategyCheckpoints, BackupAndRestoreUnderAStrategyResumesExactly) {
     for (int64_t save_freq : {int64_t(0), int64_t(2)}) {
       SCOPED_TRACE(std::to_string(replicas) + " replicas, save_freq " + std::to_string(save_freq));
       const fs::path backup_dir =
-          dir_ / ("backup" + std::to_string(replicas + 10) + "_" + std::to_string(save_freq));
+          dir_.path() / ("backup" + std::to_string(replicas + 10) + "_" + std::to_string(save_freq));
       auto backup = [&] {
         BackupAndRestoreOptions o;
         if (save_freq > 0) o.save_freq(save_freq);

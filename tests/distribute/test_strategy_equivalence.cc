@@ -38,6 +38,12 @@ void expect_same_history(const History& a, const History& b, double rtol) {
   }
 }
 
+// Same weights (|got - want| <= atol + rtol |want|) and the same loss/accuracy history (rtol).
+void expect_same_run(const TrainRun& got, const TrainRun& want, double rtol, double atol = 1e-6) {
+  expect_weights_near(got.weights, want.weights, rtol, atol);
+  expect_same_history(got.history, want.history, rtol);
+}
+
 class StrategyEquivalence : public ::testing::Test {
  protected:
   void SetUp() override { config::set_logical_cpu_devices(4); }
@@ -50,17 +56,15 @@ TEST_F(StrategyEquivalence, MirroredTwoAndFourReplicasMatchNoStrategy) {
     distribute::MirroredStrategy strategy(cpus(replicas));
     const TrainRun mirrored = train(&strategy, "sgd", Norm::kNone, 16, 64);
     SCOPED_TRACE(std::to_string(replicas) + " replicas");
-    expect_weights_near(mirrored.weights, reference.weights, 1e-5);
-    expect_same_history(mirrored.history, reference.history, 1e-5);
+    expect_same_run(mirrored, reference, 1e-5);
   }
 }
 
 TEST_F(StrategyEquivalence, MirroredWithAdamMatchesNoStrategy) {
   const TrainRun reference = train(nullptr, "adam", Norm::kNone, 16, 48);
-  distribute::MirroredStrategy strategy({"/cpu:0", "/cpu:1"});
+  distribute::MirroredStrategy strategy(cpus(2));
   const TrainRun mirrored = train(&strategy, "adam", Norm::kNone, 16, 48);
-  expect_weights_near(mirrored.weights, reference.weights, 1e-5);
-  expect_same_history(mirrored.history, reference.history, 1e-5);
+  expect_same_run(mirrored, reference, 1e-5);
 }
 
 TEST_F(StrategyEquivalence, SyncBatchNormalizationMatchesGlobalBatchNorm) {
@@ -71,25 +75,22 @@ TEST_F(StrategyEquivalence, SyncBatchNormalizationMatchesGlobalBatchNorm) {
     distribute::MirroredStrategy strategy(cpus(replicas));
     const TrainRun mirrored = train(&strategy, "sgd", Norm::kSyncBatchNorm, 16, 64);
     SCOPED_TRACE(std::to_string(replicas) + " replicas");
-    expect_weights_near(mirrored.weights, reference.weights, 1e-5);
-    expect_same_history(mirrored.history, reference.history, 1e-5);
+    expect_same_run(mirrored, reference, 1e-5);
   }
 }
 
 TEST_F(StrategyEquivalence, CentralStorageMatchesNoStrategy) {
   const TrainRun reference = train(nullptr, "sgd", Norm::kNone, 16, 64);
-  distribute::CentralStorageStrategy strategy({"/cpu:0", "/cpu:1", "/cpu:2", "/cpu:3"});
+  distribute::CentralStorageStrategy strategy(cpus(4));
   const TrainRun central = train(&strategy, "sgd", Norm::kNone, 16, 64);
-  expect_weights_near(central.weights, reference.weights, 1e-5);
-  expect_same_history(central.history, reference.history, 1e-5);
+  expect_same_run(central, reference, 1e-5);
 }
 
 TEST_F(StrategyEquivalence, OneDeviceMatchesNoStrategyExactly) {
   const TrainRun reference = train(nullptr, "adam", Norm::kBatchNorm, 16, 48);
   distribute::OneDeviceStrategy strategy("/cpu:1");
   const TrainRun one = train(&strategy, "adam", Norm::kBatchNorm, 16, 48);
-  expect_weights_near(one.weights, reference.weights, 0.0, 0.0);
-  expect_same_history(one.history, reference.history, 0.0);
+  expect_same_run(one, reference, 0.0, 0.0);
 }
 
 TEST_F(StrategyEquivalence, PartialLastBatchMatchesNoStrategy) {
@@ -97,11 +98,10 @@ TEST_F(StrategyEquivalence, PartialLastBatchMatchesNoStrategy) {
   // samples over four, one replica gets a stand-in that must count for nothing.
   for (int64_t samples : {37, 35}) {
     const TrainRun reference = train(nullptr, "sgd", Norm::kNone, 16, samples);
-    distribute::MirroredStrategy strategy({"/cpu:0", "/cpu:1", "/cpu:2", "/cpu:3"});
+    distribute::MirroredStrategy strategy(cpus(4));
     const TrainRun mirrored = train(&strategy, "sgd", Norm::kNone, 16, samples);
     SCOPED_TRACE(std::to_string(samples) + " samples");
-    expect_weights_near(mirrored.weights, reference.weights, 1e-5);
-    expect_same_history(mirrored.history, reference.history, 1e-5);
+    expect_same_run(mirrored, reference, 1e-5);
   }
 }
 

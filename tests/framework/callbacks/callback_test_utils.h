@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <stdexcept>
 
 #include <strata/strata.h>
 
@@ -15,5 +16,17 @@ inline std::shared_ptr<Sequential> tiny_model(optimizers::LearningRate learning_
   model->build({-1, 3});
   return model;
 }
+
+// Simulates a crash: throws after `batches` training batches in total.
+class CrashAfter : public Callback {
+ public:
+  explicit CrashAfter(int batches) : left_(batches) {}
+  void on_train_batch_end(int, const Logs&) override {
+    if (--left_ == 0) throw std::runtime_error("simulated crash");
+  }
+
+ private:
+  int left_;
+};
 
 }  // namespace strata::testing

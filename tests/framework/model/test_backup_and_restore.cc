@@ -17,6 +17,7 @@
 #include <strata/strata.h>
 
 #include "framework/callbacks/backup_and_restore.h"
+#include "tests/framework/callbacks/callback_test_utils.h"
 #include "support/test_helpers.h"
 
 extern char** environ;
@@ -24,6 +25,7 @@ extern char** environ;
 namespace strata {
 namespace {
 namespace fs = std::filesystem;
+using strata::testing::CrashAfter;
 
 fs::path fresh_dir(const std::string& name) {
   const fs::path dir = fs::temp_directory_path() /
@@ -32,18 +34,6 @@ fs::path fresh_dir(const std::string& name) {
   fs::create_directories(dir);
   return dir;
 }
-
-// Simulates a crash: throws after `batches` training batches in total.
-class CrashAfter : public Callback {
- public:
-  explicit CrashAfter(int batches) : left_(batches) {}
-  void on_train_batch_end(int, const Logs&) override {
-    if (--left_ == 0) throw std::runtime_error("simulated crash");
-  }
-
- private:
-  int left_;
-};
 
 struct TrainingRun {
   std::shared_ptr<Sequential> model;
