@@ -44,6 +44,16 @@ void expect_same_run(const TrainRun& got, const TrainRun& want, double rtol, dou
   expect_same_history(got.history, want.history, rtol);
 }
 
+// The SGD run of 64 samples in batches of 16 under Mirrored with 2 and with 4 replicas.
+void expect_mirrored_2_and_4_match(const TrainRun& reference, Norm norm) {
+  for (int replicas : {2, 4}) {
+    distribute::MirroredStrategy strategy(cpus(replicas));
+    const TrainRun mirrored = train(&strategy, "sgd", norm, 16, 64);
+    SCOPED_TRACE(std::to_string(replicas) + " replicas");
+    expect_same_run(mirrored, reference, 1e-5);
+  }
+}
+
 class StrategyEquivalence : public ::testing::Test {
  protected:
   void SetUp() override { config::set_logical_cpu_devices(4); }
@@ -52,12 +62,7 @@ class StrategyEquivalence : public ::testing::Test {
 
 TEST_F(StrategyEquivalence, MirroredTwoAndFourReplicasMatchNoStrategy) {
   const TrainRun reference = train(nullptr, "sgd", Norm::kNone, 16, 64);
-  for (int replicas : {2, 4}) {
-    distribute::MirroredStrategy strategy(cpus(replicas));
-    const TrainRun mirrored = train(&strategy, "sgd", Norm::kNone, 16, 64);
-    SCOPED_TRACE(std::to_string(replicas) + " replicas");
-    expect_same_run(mirrored, reference, 1e-5);
-  }
+  expect_mirrored_2_and_4_match(reference, Norm::kNone);
 }
 
 TEST_F(StrategyEquivalence, MirroredWithAdamMatchesNoStrategy) {
@@ -71,12 +76,7 @@ TEST_F(StrategyEquivalence, SyncBatchNormalizationMatchesGlobalBatchNorm) {
   const TrainRun reference = train(nullptr, "sgd", Norm::kSyncBatchNorm, 16, 64);
   const TrainRun plain_bn = train(nullptr, "sgd", Norm::kBatchNorm, 16, 64);
   expect_weights_near(plain_bn.weights, reference.weights, 1e-4, 1e-5);  // fused vs composed kernel
-  for (int replicas : {2, 4}) {
-    distribute::MirroredStrategy strategy(cpus(replicas));
-    const TrainRun mirrored = train(&strategy, "sgd", Norm::kSyncBatchNorm, 16, 64);
-    SCOPED_TRACE(std::to_string(replicas) + " replicas");
-    expect_same_run(mirrored, reference, 1e-5);
-  }
+  expect_mirrored_2_and_4_match(reference, Norm::kSyncBatchNorm);
 }
 
 TEST_F(StrategyEquivalence, CentralStorageMatchesNoStrategy) {
