@@ -6,8 +6,9 @@ namespace strata::bench {
 // `strata_bench ops [--reps N]`: fp32 peak, matmul and ResNet-20 convolution throughput.
 int run_ops(int argc, char** argv);
 
-// `strata_bench train --model mnist_cnn|resnet20 --batch B --steps N [--optimizer ...]`: full
-// training steps through model.train_on_batch.
+// `strata_bench train --model mnist_cnn|resnet20..resnet110 --batch B --steps N [--device gpu]
+// [--dtype bf16] [--epoch] ...`: full training steps through model.fit (or train_on_batch) on
+// the CPU or GPUs (train_bench.cc).
 int run_train(int argc, char** argv);
 
 }  // namespace strata::bench

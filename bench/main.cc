@@ -16,7 +16,7 @@ struct Subcommand {
 const Subcommand kSubcommands[] = {
     {"ops", "fp32 peak, matmul 1024^3 and ResNet-20 CIFAR conv throughput",
      strata::bench::run_ops},
-    {"train", "full training steps (train_on_batch): samples/s, ms/step, peak RSS",
+    {"train", "full training steps on CPU or GPU: samples/s, ms/step, peak memory",
      strata::bench::run_train},
 };
 

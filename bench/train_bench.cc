@@ -1,31 +1,46 @@
 // `strata_bench train`: full training steps (forward, backward, optimizer update) through the
-// public Keras API, model.train_on_batch, on synthetic data of the model's shape.
+// public Keras API on synthetic data of the model's shape, on the CPU or GPUs.
 //
 //   strata_bench train --model mnist_cnn --batch 64 --steps 50
 //   strata_bench train --model resnet20 --batch 128 --steps 10 [--optimizer sgd_momentum]
+//   strata_bench train --model resnet56 --batch 128 --steps 100 --device gpu --dtype bf16
+//   strata_bench train --model mnist_cnn --batch 128 --device gpu --epoch
 //   strata_bench train --model resnet20 --batch 128 --steps 20 --strategy mirrored --replicas 2
 //
-// Models:
-//   mnist_cnn  apps/mnist's seed_cnn: Reshape(28,28,1) -> Conv2D(32,3,relu) -> Flatten ->
-//              Dense(128,relu) -> Dense(10); SparseCategoricalCrossentropy(from_logits=true);
-//              default optimizer SGD(0.01)
-//   resnet20   apps/resnet_cifar's ResNet-20 (resnet_model.h): softmax head,
-//              sparse_categorical_crossentropy + L2; default optimizer SGD(0.1, momentum 0.9)
+// Models: see train_models.h (mnist_cnn, resnet20 ... resnet110); bench/reference/
+// pytorch_train.py runs the same models, batch, optimizer and precision in PyTorch and prints
+// the same lines.
+// --device gpu trains on /gpu:0: the model is built and compiled under DeviceScope(/gpu:0) and
+// the synthetic batch lives there. --dtype bf16|fp16 sets Keras' mixed-precision policy
+// (mixed_bfloat16 / mixed_float16: float32 variables, 16-bit compute; fp16 adds loss scaling)
+// before the model is built.
 // --strategy mirrored|central_storage --replicas N builds and compiles the model in that
-// strategy's scope over N logical CPU devices (config::set_logical_cpu_devices: each replica gets
-// its share of the threads), so each step splits the global --batch over the replicas;
-// one_device runs on /cpu:0 through OneDeviceStrategy, off (the default) without a strategy.
-// Prints samples/s and ms/step (mean, median, best over the timed steps) and the peak resident
-// memory of the process (getrusage ru_maxrss), plus the load average, since benchmark machines
-// are often shared.
+// strategy's scope over N GPUs with --device gpu, or over N logical CPU devices
+// (config::set_logical_cpu_devices: each replica gets its share of the threads); each step then
+// splits the global --batch, held on the host, over the replicas. one_device runs through
+// OneDeviceStrategy, off (the default) without a strategy.
+//
+// The timed loop. A GPU step returns as soon as its kernels are queued, so the clock is read only
+// after waiting for the devices (step_timer.h). --loop fit (the default) runs the timed steps as
+// one model.fit over the synthetic batch repeated (steps_per_epoch, verbose 0), compiled with
+// steps_per_execution --sync_every: nothing reads a metric back in between, so the host waits for
+// the devices only every --sync_every steps, when the clock is read. --loop train_on_batch waits
+// after every step (train_on_batch returns the loss, read to the host): each step is timed, but a
+// GPU idles while the host queues the next step. On the CPU, where nothing is queued, both loops
+// cost the same per step (mnist_cnn, batch 16, one thread, 200 steps, five alternating runs on a
+// shared 2-core machine: mean ms/step 20.3 fit, 21.4 train_on_batch, within the noise).
+// --epoch times one model.fit epoch over --epoch_samples synthetic samples held on the host and
+// shuffled, as apps/mnist trains (fit copies each batch to the device).
+//
+// Prints samples/s (samples are images) and ms/step (mean, median, best over the timed steps or,
+// with fit, over the groups of --sync_every steps), the device and dtype, the peak resident
+// memory of the process (getrusage ru_maxrss) and, on GPUs, the allocator's peak, plus the load
+// average, since benchmark machines are often shared.
 #include <sys/resource.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <memory>
-#include <numeric>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,143 +49,257 @@
 
 #include "apps/common/flags.h"
 #include "apps/common/strategy_setup.h"
-#include "apps/resnet_cifar/resnet_model.h"
 #include "bench.h"
+#include "step_timer.h"
+#include "train_models.h"
 
 namespace strata::bench {
 namespace {
 
-struct TrainSetup {
-  std::shared_ptr<Model> model;
-  Tensor x, y;
+struct Options {
+  std::string model, device, dtype, optimizer, loop, strategy;
+  int64_t batch = 0, steps = 0, warmup = 0, sync_every = 0, epoch_samples = 0, replicas = 0;
+  bool epoch = false;
+
+  bool on_gpu() const { return device == "gpu"; }
+  // fit times the steps in groups; train_on_batch one by one.
+  bool fit_loop() const { return epoch || loop == "fit"; }
+  int steps_per_execution() const { return fit_loop() ? int(sync_every) : 1; }
 };
 
-std::shared_ptr<optimizers::Optimizer> make_optimizer(const std::string& name, double sgd_lr) {
-  if (name == "sgd") return std::make_shared<optimizers::SGD>(sgd_lr);
-  if (name == "sgd_momentum") {
-    return std::make_shared<optimizers::SGD>(sgd_lr, optimizers::SGDOptions().momentum(0.9));
+// --device gpu with fewer GPUs than asked for: say why there are none and what to run instead.
+void require_gpus(int64_t wanted) {
+  const int visible = gpu::device_count();
+  if (wanted <= visible) return;
+  const std::string why =
+      !gpu::built_with_cuda()
+          ? "this build of Strata has no CUDA backend (configure found no nvcc, cuBLAS or cuDNN)"
+      : gpu::versions().cuda_driver.empty()
+          ? "no NVIDIA driver is loaded (libcuda.so.1 was not found)"
+          : "the driver shows this process fewer GPUs (check nvidia-smi and CUDA_VISIBLE_DEVICES)";
+  throw apps::FlagError("--device gpu needs " + std::to_string(wanted) +
+                        " GPU(s), but strata::gpu::device_count() is " + std::to_string(visible) +
+                        ": " + why + "; run strata-info to list devices, or use --device cpu");
+}
+
+// The flags, checked; FlagError otherwise (--help exits here).
+Options parse_options(int argc, char** argv) {
+  apps::Flags flags("strata_bench train",
+                    "Times full training steps (model.fit or model.train_on_batch) on synthetic data.");
+  Options o;
+  auto& model = flags.add_string("model", "resnet20", "Model.", train_model_names());
+  auto& batch = flags.add_int("batch", 128, "Batch size (the global batch under a strategy).");
+  auto& steps = flags.add_int("steps", 10, "Timed training steps (ignored with --epoch).");
+  auto& warmup = flags.add_int("warmup", 3, "Untimed training steps first.");
+  auto& device = flags.add_string(
+      "device", "cpu", "Where to train: cpu (/cpu:0) or gpu (/gpu:0; --replicas GPUs under a "
+      "strategy).", {"cpu", "gpu"});
+  auto& dtype = flags.add_string(
+      "dtype", "fp32", "Precision: fp32, or bf16 / fp16 (Keras' mixed_bfloat16 / mixed_float16 "
+      "policy: float32 variables, 16-bit compute).", {"fp32", "bf16", "fp16"});
+  auto& optimizer = flags.add_string(
+      "optimizer", "", "Optimizer (default: sgd for mnist_cnn, sgd_momentum for the ResNets).",
+      {"sgd", "sgd_momentum", "adam"});
+  auto& loop = flags.add_string(
+      "loop", "fit", "Timed loop: fit (one model.fit over the repeated batch; the host waits for "
+      "the device every --sync_every steps) or train_on_batch (a wait after every step).",
+      {"fit", "train_on_batch"});
+  auto& sync_every = flags.add_int(
+      "sync_every", 10, "With --loop fit and --epoch: fit's steps_per_execution, the steps timed "
+      "as one group (the host waits for the device, and reads the clock, once per group).");
+  auto& epoch = flags.add_bool(
+      "epoch", false, "Time one model.fit epoch over --epoch_samples synthetic samples on the "
+      "host, shuffled (as apps/mnist trains), instead of --steps steps on one batch.");
+  auto& epoch_samples = flags.add_int(
+      "epoch_samples", 0, "Samples in the --epoch epoch (0: the real data set's training set: "
+      "60,000 for mnist_cnn, 50,000 for the ResNets).");
+  auto& strategy = flags.add_string(
+      "strategy", "off", "Distribution strategy (the model is built and compiled in its scope).",
+      {"off", "one_device", "mirrored", "central_storage"});
+  auto& replicas = flags.add_int(
+      "replicas", 1, "Replicas for mirrored / central_storage: GPUs with --device gpu, logical "
+      "CPU devices otherwise; --batch is the global batch and must be a multiple of it.");
+  // Flags::parse skips argv[0] (the program name): put the subcommand there.
+  std::vector<char*> args{const_cast<char*>("strata_bench train")};
+  args.insert(args.end(), argv, argv + argc);
+  flags.parse(int(args.size()), args.data());
+  if (batch < 1 || steps < 1 || warmup < 0) {
+    throw apps::FlagError("--batch and --steps must be >= 1, --warmup >= 0");
   }
-  return std::make_shared<optimizers::Adam>(1e-3);
+  if (sync_every < 1) throw apps::FlagError("--sync_every must be >= 1");
+  if (epoch_samples < 0) throw apps::FlagError("--epoch_samples must be >= 0");
+  if (replicas < 1 || (replicas > 1 && strategy != "mirrored" && strategy != "central_storage")) {
+    throw apps::FlagError("--replicas must be >= 1, and > 1 only with --strategy mirrored or "
+                          "central_storage");
+  }
+  if (device == "gpu") require_gpus(replicas);
+  o.model = model, o.device = device, o.dtype = dtype, o.optimizer = optimizer, o.loop = loop;
+  o.strategy = strategy, o.batch = batch, o.steps = steps, o.warmup = warmup;
+  o.sync_every = sync_every, o.epoch_samples = epoch_samples, o.replicas = replicas;
+  o.epoch = epoch;
+  return o;
 }
 
-Tensor random_labels(const Shape& shape, int64_t seed) {
-  // Uniform integers in [0, 10) as int32.
-  return cast(floor(random_uniform(shape, 0.0, 10.0, float32, seed)), int32);
+// --dtype: Keras' mixed-precision policy name.
+std::string policy_for(const std::string& dtype) {
+  if (dtype == "bf16") return "mixed_bfloat16";
+  if (dtype == "fp16") return "mixed_float16";
+  return "float32";
 }
 
-TrainSetup make_mnist_cnn(int64_t batch, const std::string& optimizer) {
-  auto model = std::make_shared<Sequential>(
-      std::vector<std::shared_ptr<Layer>>{
-          std::make_shared<Reshape>(std::vector<int64_t>{28, 28, 1}),
-          std::make_shared<Conv2D>(32, 3, "relu"),
-          std::make_shared<Flatten>(),
-          std::make_shared<Dense>(128, "relu"),
-          std::make_shared<Dense>(10),
-      },
-      "seed_cnn");
-  model->build({-1, 28, 28});
-  model->compile(make_optimizer(optimizer.empty() ? "sgd" : optimizer, 0.01),
-                 std::make_shared<losses::SparseCategoricalCrossentropy>(/*from_logits=*/true));
-  return {model, random_uniform({batch, 28, 28}, 0.0, 1.0, float32, 1),
-          random_labels({batch}, 2)};
+// "/gpu:0 (NVIDIA H100 80GB HBM3)", "/cpu:0 (2 threads)".
+std::string describe_devices(const std::vector<Device>& devices) {
+  std::string text;
+  for (const Device& d : devices) {
+    if (!text.empty()) text += ", ";
+    text += d.to_string();
+    if (d.type == DeviceType::kCUDA) text += " (" + gpu::properties(d.index).name + ")";
+  }
+  if (!devices.empty() && devices[0].type == DeviceType::kCPU) {
+    text += " (" + std::to_string(get_num_threads()) + " threads)";
+  }
+  return text;
 }
 
-TrainSetup make_resnet20(int64_t batch, const std::string& optimizer) {
-  std::shared_ptr<Model> model = resnet_cifar::resnet(20);
-  model->compile(make_optimizer(optimizer.empty() ? "sgd_momentum" : optimizer, 0.1),
-                 "sparse_categorical_crossentropy");
-  return {model, random_normal({batch, 32, 32, 3}, 0.0, 1.0, float32, 1),
-          random_labels({batch, 1}, 2)};
+std::string with_commas(int64_t n) {
+  std::string digits = std::to_string(n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
 }
 
-int64_t count_params(const std::vector<VariablePtr>& vars) {
-  int64_t n = 0;
-  for (const auto& v : vars) n += v->shape().numel();
-  return n;
+// The timed part of a run: step times and the loss at its ends.
+struct TimedRun {
+  StepTimes times;
+  double first_loss = 0;  // the first warm-up step's (the first timed step's without warm-up)
+  double last_loss = 0;
+  const char* last_loss_is = "last step";
+};
+
+// Warm-up steps, then the timed steps or epoch of `o` on the synthetic batch (x, y).
+TimedRun train_and_time(const BenchModel& m, const Options& o, const std::vector<Device>& devices,
+                        const Tensor& x, const Tensor& y, int64_t samples) {
+  TimedRun run;
+  for (int64_t i = 0; i < o.warmup; ++i) {
+    const Logs logs = m.model->train_on_batch(x, y);
+    if (i == 0) run.first_loss = logs.at("loss");
+  }
+  const Tensor x_epoch = o.epoch ? synthetic_images(m, samples, 3, Device::cpu()) : Tensor();
+  const Tensor y_epoch = o.epoch ? synthetic_labels(m, samples, 4, Device::cpu()) : Tensor();
+  if (o.epoch && o.warmup > 0 && samples % o.batch != 0) {
+    // The epoch's last, smaller batch is a new shape (new kernels, algorithm searches): warm it
+    // up too, so the timed epoch runs the steady state.
+    const int64_t rest = samples % o.batch;
+    m.model->train_on_batch(x_epoch.slice(0, rest), y_epoch.slice(0, rest));
+  }
+
+  if (o.fit_loop()) {
+    auto timer = std::make_shared<StepTimer>(devices);
+    FitOptions fit = FitOptions().batch_size(o.batch).epochs(1).verbose(0).callbacks({timer});
+    timer->start();
+    const History history = o.epoch ? m.model->fit(x_epoch, y_epoch, fit.shuffle(true))
+                                    : m.model->fit(x, y, fit.steps_per_epoch(o.steps).shuffle(false));
+    run.times = timer->times();
+    run.last_loss = history.history.at("loss").back();  // fit's epoch loss: the steps' mean
+    run.last_loss_is = "mean of the timed steps";
+    if (o.warmup == 0) run.first_loss = run.last_loss;
+    return run;
+  }
+  synchronize(devices);
+  for (int64_t i = 0; i < o.steps; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const Logs logs = m.model->train_on_batch(x, y);  // reads the loss: waits for the forward
+    synchronize(devices);                             // ... and for the optimizer's update
+    run.times.add(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(), 1);
+    run.last_loss = logs.at("loss");
+    if (o.warmup == 0 && i == 0) run.first_loss = run.last_loss;
+  }
+  return run;
 }
 
 }  // namespace
 
 int run_train(int argc, char** argv) {
-  apps::Flags flags("strata_bench train",
-                    "Times full training steps (model.train_on_batch) on synthetic data.");
-  std::string& model_name = flags.add_string("model", "resnet20", "Model.", {"mnist_cnn", "resnet20"});
-  int64_t& batch = flags.add_int("batch", 128, "Batch size.");
-  int64_t& steps = flags.add_int("steps", 10, "Timed training steps.");
-  int64_t& warmup = flags.add_int("warmup", 3, "Untimed training steps first.");
-  std::string& optimizer = flags.add_string(
-      "optimizer", "", "Optimizer (default: sgd for mnist_cnn, sgd_momentum for resnet20).",
-      {"sgd", "sgd_momentum", "adam"});
-  std::string& strategy_name = flags.add_string(
-      "strategy", "off", "Distribution strategy (the model is built and compiled in its scope).",
-      {"off", "one_device", "mirrored", "central_storage"});
-  int64_t& replicas = flags.add_int(
-      "replicas", 1, "Logical CPU devices (one replica each) for mirrored / central_storage; "
-      "--batch is the global batch and must be a multiple of it.");
-  // Flags::parse skips argv[0] (the program name): put the subcommand there.
-  std::vector<char*> args{const_cast<char*>("strata_bench train")};
-  args.insert(args.end(), argv, argv + argc);
+  Options o;
   try {
-    flags.parse(int(args.size()), args.data());
+    o = parse_options(argc, argv);
   } catch (const apps::FlagError& e) {
     std::fprintf(stderr, "strata_bench train: %s\n", e.what());
     return 2;
   }
-  if (batch < 1 || steps < 1 || warmup < 0) {
-    std::fprintf(stderr, "strata_bench train: --batch and --steps must be >= 1, --warmup >= 0\n");
-    return 2;
-  }
-  if (replicas < 1 || (replicas > 1 && strategy_name != "mirrored" && strategy_name != "central_storage")) {
-    std::fprintf(stderr, "strata_bench train: --replicas must be >= 1, and > 1 only with --strategy "
-                         "mirrored or central_storage\n");
-    return 2;
-  }
 
   set_random_seed(42);
+  // Before any layer exists: layers take the global policy when they are created, and compile()
+  // wraps the optimizer in a LossScaleOptimizer under mixed_float16 (as Keras).
+  mixed_precision::set_global_policy(policy_for(o.dtype));
   const auto build_start = std::chrono::steady_clock::now();
   // Declared before the model: it must outlive every step the model runs through it.
-  const std::shared_ptr<distribute::Strategy> strategy = apps::make_cpu_strategy(strategy_name, int(replicas));
+  const std::shared_ptr<distribute::Strategy> strategy = apps::make_strategy(
+      o.strategy, o.on_gpu() ? 1 : int(o.replicas), o.on_gpu() ? int(o.replicas) : 0);
+  const Device off_device = o.on_gpu() ? Device::gpu(0) : Device::cpu(0);
   const int n_replicas = strategy ? strategy->num_replicas_in_sync() : 1;
-  apps::describe_strategy(strategy.get(), batch);  // the library's ValueError when --batch does not split
-  std::optional<distribute::Strategy::Scope> scope;
-  if (strategy) scope.emplace(strategy->scope());
-  TrainSetup s = model_name == "mnist_cnn" ? make_mnist_cnn(batch, optimizer)
-                                           : make_resnet20(batch, optimizer);
-  scope.reset();
-  const std::string opt_name =
-      optimizer.empty() ? (model_name == "mnist_cnn" ? "sgd" : "sgd_momentum") : optimizer;
+  // The library's ValueError when --batch does not split over the replicas.
+  const std::string strategy_line = apps::describe_strategy(strategy.get(), o.batch, off_device);
+  BenchModel m;
+  {
+    std::optional<distribute::Strategy::Scope> scope;
+    std::optional<DeviceScope> placement;
+    if (strategy) {
+      scope.emplace(strategy->scope());
+    } else {
+      placement.emplace(off_device);
+    }
+    m = make_train_model(o.model, o.optimizer, o.steps_per_execution());
+  }
+  const std::vector<Device> devices =
+      strategy ? strategy->worker_devices() : std::vector<Device>{off_device};
+  // One device without a strategy: the synthetic batch lives there (no copy per step). Under a
+  // strategy each step splits the global batch from the host over the replicas.
+  const Device data_device = strategy ? Device::cpu(0) : off_device;
+  const Tensor x = synthetic_images(m, o.batch, 1, data_device);
+  const Tensor y = synthetic_labels(m, o.batch, 2, data_device);
+  const int64_t samples = o.epoch_samples > 0 ? o.epoch_samples : m.epoch_samples;
+  const ParamCounts params = count_params(*m.model);
+
   // "strategy mirrored, 2 replicas": named in the header and the samples/s line.
-  const std::string strategy_text = "strategy " + strategy_name + ", " + std::to_string(n_replicas) +
+  const std::string strategy_text = "strategy " + o.strategy + ", " + std::to_string(n_replicas) +
                                     (n_replicas == 1 ? " replica" : " replicas");
+  const std::string timed =
+      o.epoch ? "1 timed epoch (" + std::to_string((samples + o.batch - 1) / o.batch) + " steps)"
+              : std::to_string(o.steps) + " timed steps";
   std::printf("strata_bench train: model %s (%lld params), batch %lld, optimizer %s, %d threads, "
-              "%lld warm-up + %lld timed steps, %s\n",
-              model_name.c_str(),
-              static_cast<long long>(count_params(s.model->weights())),
-              static_cast<long long>(batch), opt_name.c_str(), get_num_threads(),
-              static_cast<long long>(warmup), static_cast<long long>(steps), strategy_text.c_str());
-  if (strategy) std::printf("strategy          %s\n", apps::describe_strategy(strategy.get(), batch).c_str());
-
-  double first_loss = 0;
-  for (int64_t i = 0; i < warmup; ++i) {
-    const Logs logs = s.model->train_on_batch(s.x, s.y);
-    if (i == 0) first_loss = logs.at("loss");
+              "%lld warm-up + %s, %s\n",
+              o.model.c_str(), static_cast<long long>(params.total),
+              static_cast<long long>(o.batch), m.optimizer.c_str(), get_num_threads(),
+              static_cast<long long>(o.warmup), timed.c_str(), strategy_text.c_str());
+  std::printf("params            %s total, %s trainable\n", with_commas(params.total).c_str(),
+              with_commas(params.trainable).c_str());
+  std::printf("device            %s, dtype %s (policy %s%s)\n", describe_devices(devices).c_str(),
+              o.dtype.c_str(), policy_for(o.dtype).c_str(),
+              o.dtype == "fp16" ? ", dynamic loss scaling" : "");
+  if (strategy) std::printf("strategy          %s\n", strategy_line.c_str());
+  if (o.epoch) {
+    std::printf("loop              model.fit, one epoch of %s host samples, shuffled; the host "
+                "waits for the device every %d steps\n",
+                with_commas(samples).c_str(), o.steps_per_execution());
+  } else if (o.fit_loop()) {
+    std::printf("loop              model.fit over the repeated batch (steps_per_execution %d): "
+                "the host waits for the device every %d steps\n",
+                o.steps_per_execution(), o.steps_per_execution());
+  } else {
+    std::printf("loop              model.train_on_batch: the host waits for the device after "
+                "every step\n");
   }
-  const double setup_s =
+  std::fflush(stdout);  // the header shows while the model warms up
+
+  const TimedRun run = train_and_time(m, o, devices, x, y, samples);
+  const double total_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - build_start).count();
-
-  std::vector<double> ms;
-  double last_loss = 0;
-  for (int64_t i = 0; i < steps; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    const Logs logs = s.model->train_on_batch(s.x, s.y);
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    last_loss = logs.at("loss");
-    if (warmup == 0 && i == 0) first_loss = last_loss;
-  }
-  const double total_ms = std::accumulate(ms.begin(), ms.end(), 0.0);
-  std::vector<double> sorted = ms;
-  std::sort(sorted.begin(), sorted.end());
-  const double mean = total_ms / double(ms.size()), median = sorted[sorted.size() / 2];
+  const double setup_s = total_s - run.times.total_ms() / 1e3;
+  const int64_t timed_samples = o.epoch ? samples : o.batch * run.times.steps();
 
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
@@ -178,11 +307,24 @@ int run_train(int argc, char** argv) {
   const bool have_load = getloadavg(load, 3) == 3;
 
   std::printf("build + warm-up   %.2f s\n", setup_s);
-  std::printf("samples/s         %.1f (%s)\n", double(batch * steps) / (total_ms / 1e3),
-              strategy_text.c_str());
-  std::printf("ms/step           mean %.2f  median %.2f  best %.2f\n", mean, median, sorted.front());
-  std::printf("loss              %.4f (first step) -> %.4f (last step)\n", first_loss, last_loss);
+  if (o.epoch) {
+    std::printf("epoch             %.2f s (%s samples, %lld steps)\n", run.times.total_ms() / 1e3,
+                with_commas(samples).c_str(), static_cast<long long>(run.times.steps()));
+  }
+  std::printf("samples/s         %.1f (%s)\n",
+              double(timed_samples) / (run.times.total_ms() / 1e3), strategy_text.c_str());
+  std::printf("ms/step           mean %.2f  median %.2f  best %.2f%s\n", run.times.mean(),
+              run.times.median(), run.times.best(),
+              o.steps_per_execution() > 1 ? " (median and best over groups of steps)" : "");
+  std::printf("loss              %.4f (first step) -> %.4f (%s)\n", run.first_loss,
+              run.last_loss, run.last_loss_is);
   std::printf("peak RSS          %.1f MB\n", double(usage.ru_maxrss) / 1024.0);
+  for (const Device& d : devices) {
+    if (d.type != DeviceType::kCUDA) continue;
+    // The caching allocator's figure: the most bytes tensors held at once (its cache not counted).
+    std::printf("peak GPU memory   %.1f MiB (%s, tensors in use at most)\n",
+                double(config::get_memory_info(d).peak) / double(1 << 20), d.to_string().c_str());
+  }
   if (have_load) std::printf("load average      %.2f %.2f %.2f\n", load[0], load[1], load[2]);
   return 0;
 }

@@ -14,6 +14,8 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "framework/backend/kernel_params.h"
 #include "framework/core/error.h"
@@ -55,5 +57,22 @@ class Communicator {
   // Returns once every rank has called it.
   virtual void barrier() = 0;
 };
+
+// The communicators of one group, one per rank: what a strategy's replicas share.
+// InProcessGroup (logical CPU devices), HostStagedGroup (GPUs without NCCL), NcclGroup (GPUs).
+class CommunicatorGroup {
+ public:
+  virtual ~CommunicatorGroup() = default;
+  virtual int world_size() const = 0;
+  // Makes every pending and future collective fail at once with a CollectiveError carrying
+  // `reason` (a replica failed: the others must not wait for it). Irreversible.
+  virtual void abort(const std::string& reason) = 0;
+  // Rank `rank`'s communicator (the same object on every call); use it from one thread at a time.
+  virtual std::shared_ptr<Communicator> communicator(int rank) = 0;
+};
+
+// The group a strategy uses on `devices` unless its cross-device ops choose another: the
+// in-process group when every device is a (logical) CPU, a host-staged one when some are GPUs.
+std::unique_ptr<CommunicatorGroup> make_default_group(const std::vector<Device>& devices);
 
 }  // namespace strata::distribute

@@ -1,5 +1,6 @@
 #include "distribute/cross_device_ops.h"
 
+#include "distribute/nccl_support.h"
 #include "framework/core/device.h"
 #include "framework/core/error.h"
 
@@ -17,10 +18,16 @@ HierarchicalCopyAllReduce::HierarchicalCopyAllReduce(int num_packs) : num_packs_
   }
 }
 
-NcclAllReduce::NcclAllReduce(int) {
-  throw ValueError("NcclAllReduce: this build has no CUDA backend yet, so there are no GPUs to "
-                   "all-reduce across; use ReductionToOneDevice or HierarchicalCopyAllReduce "
-                   "with logical CPU devices");
+NcclAllReduce::NcclAllReduce(int num_packs) {
+  if (num_packs < 1) {
+    throw ValueError("NcclAllReduce: num_packs must be >= 1, got " + std::to_string(num_packs));
+  }
+  if (!nccl_available()) make_nccl_group({});  // throws the build's reason
+}
+
+std::unique_ptr<CommunicatorGroup> NcclAllReduce::make_group(
+    const std::vector<Device>& devices) const {
+  return make_nccl_group(devices);
 }
 
 }  // namespace strata::distribute

@@ -1,14 +1,18 @@
 // How MirroredStrategy combines values across its local devices (tf.distribute.CrossDeviceOps).
 //
-// On logical CPU devices every choice runs the in-process group (distribute/
-// in_process_communicator.h): the replicas meet, one thread reduces in replica order into host
-// memory and every replica gets the same bits, which is what ReductionToOneDevice describes and
-// what HierarchicalCopyAllReduce's tree amounts to on one memory space. NcclAllReduce arrives with
-// the CUDA backend.
+// On logical CPU devices ReductionToOneDevice and HierarchicalCopyAllReduce run the in-process
+// group (distribute/in_process_communicator.h): the replicas meet, each reduces its share in
+// replica order in host memory and every replica gets the same bits, which is what
+// ReductionToOneDevice describes and what HierarchicalCopyAllReduce's tree amounts to on one
+// memory space. On GPUs they stage through host memory (distribute/host_staged_group.h);
+// NcclAllReduce (the default on GPUs) all-reduces GPU to GPU with NCCL.
 #pragma once
 
 #include <memory>
 #include <string>
+#include <vector>
+
+#include "distribute/communicator.h"
 
 namespace strata::distribute {
 
@@ -16,6 +20,10 @@ class CrossDeviceOps {
  public:
   virtual ~CrossDeviceOps() = default;
   virtual std::string name() const = 0;
+  // The communicator group the replicas on `devices` use.
+  virtual std::unique_ptr<CommunicatorGroup> make_group(const std::vector<Device>& devices) const {
+    return make_default_group(devices);
+  }
 };
 
 // Reduces on one device (`reduce_to_device`, default the first replica's) and copies back.
@@ -40,11 +48,14 @@ class HierarchicalCopyAllReduce final : public CrossDeviceOps {
   int num_packs_;
 };
 
-// NCCL all-reduce across GPUs: a ValueError until the CUDA backend exists.
+// NCCL all-reduce across GPUs (ncclCommInitAll over the strategy's GPUs). A ValueError in a
+// build without NCCL; a strategy with CPU devices rejects it. num_packs >= 1 is accepted as in
+// TensorFlow (gradient bucketing plays its part here: framework/strategy/gradient_reducer.h).
 class NcclAllReduce final : public CrossDeviceOps {
  public:
   explicit NcclAllReduce(int num_packs = 1);
   std::string name() const override { return "NcclAllReduce"; }
+  std::unique_ptr<CommunicatorGroup> make_group(const std::vector<Device>& devices) const override;
 };
 
 }  // namespace strata::distribute

@@ -14,7 +14,7 @@
 
 namespace strata::distribute {
 
-class InProcessGroup {
+class InProcessGroup final : public CommunicatorGroup {
  public:
   explicit InProcessGroup(int world_size,
                           std::chrono::milliseconds timeout = std::chrono::minutes(5));
@@ -22,12 +22,9 @@ class InProcessGroup {
   InProcessGroup(const InProcessGroup&) = delete;
   InProcessGroup& operator=(const InProcessGroup&) = delete;
 
-  int world_size() const;
-  // Makes every pending and future collective of the group fail at once with a CollectiveError
-  // carrying `reason` (a replica failed: the others must not wait for it). Irreversible.
-  void abort(const std::string& reason);
-  // Rank `rank`'s communicator (the same object on every call); use it from one thread at a time.
-  std::shared_ptr<Communicator> communicator(int rank);
+  int world_size() const override;
+  void abort(const std::string& reason) override;
+  std::shared_ptr<Communicator> communicator(int rank) override;
 
   struct State;  // shared by the group and its communicators (which may outlive it)
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <thread>
 
-#include "distribute/in_process_communicator.h"
+#include "framework/backend/gpu_runtime.h"
 #include "framework/config/devices.h"
 #include "framework/core/device_scope.h"
 #include "framework/core/error.h"
@@ -51,12 +51,15 @@ struct LocalReplicas::Shared {
   int thread_share_per_replica = 1;  // the intra-op threads split evenly over the replicas
   GeneratorState base_generator;        // the global generator when run() began
   std::vector<uint64_t> generator_ends;  // where each replica's stream got to
-  std::unique_ptr<InProcessGroup> group;
+  GroupFactory factory;
+  std::vector<Device> devices;
+  std::unique_ptr<CommunicatorGroup> group;
   std::vector<std::unique_ptr<LocalReplicaContext>> contexts;
   std::vector<std::thread> threads;
 
   void make_group() {
-    group = std::make_unique<InProcessGroup>(int(contexts.size()));
+    group.reset();  // an NCCL group releases its communicators before new ones are made
+    group = factory(devices);
     for (size_t r = 0; r < contexts.size(); ++r) contexts[r]->set_communicator(group->communicator(int(r)));
   }
 
@@ -93,9 +96,11 @@ struct LocalReplicas::Shared {
   }
 };
 
-LocalReplicas::LocalReplicas(Strategy* owner, std::vector<Device> devices)
+LocalReplicas::LocalReplicas(Strategy* owner, std::vector<Device> devices, GroupFactory make_group)
     : owner_(owner), devices_(std::move(devices)), shared_(std::make_shared<Shared>()) {
   const int n = int(devices_.size());
+  shared_->factory = make_group ? std::move(make_group) : GroupFactory(make_default_group);
+  shared_->devices = devices_;
   for (int r = 0; r < n; ++r) {
     shared_->contexts.push_back(std::make_unique<LocalReplicaContext>(r, n, devices_[size_t(r)]));
   }
@@ -165,15 +170,23 @@ void LocalReplicas::run(const std::function<void(int)>& fn) {
 
 std::vector<Device> resolve_devices(const std::vector<std::string>& names, const char* who) {
   std::vector<Device> devices;
-  if (names.empty()) return config::list_logical_devices("CPU");
+  if (names.empty()) {
+    return gpu::device_count() > 0 ? config::list_logical_devices("GPU")
+                                   : config::list_logical_devices("CPU");
+  }
   const int cpus = config::logical_cpu_device_count();
+  const int gpus = gpu::device_count();
   for (const std::string& name : names) {
     const Device d = Device::parse(name);
-    if (d.type != DeviceType::kCPU) {
-      throw ValueError(std::string(who) + ": device '" + name + "' is a GPU, and this build has "
-                       "no CUDA backend yet; use logical CPU devices (/cpu:0, /cpu:1, ...)");
+    if (d.type == DeviceType::kCUDA && d.index >= gpus) {
+      throw ValueError(std::string(who) + ": device '" + name + "' does not exist: " +
+                       (gpus == 0 ? std::string(gpu::built_with_cuda()
+                                                    ? "no GPU is visible to this process"
+                                                    : "this build of Strata has no CUDA backend")
+                                  : "there are " + std::to_string(gpus) + " GPU(s)") +
+                       "; use logical CPU devices (/cpu:0, /cpu:1, ...) instead");
     }
-    if (d.index >= cpus) {
+    if (d.type == DeviceType::kCPU && d.index >= cpus) {
       throw ValueError(std::string(who) + ": device '" + name + "' does not exist: there are " +
                        std::to_string(cpus) + " logical CPU device(s); call "
                        "config::set_logical_cpu_devices(" + std::to_string(d.index + 1) +

@@ -1,7 +1,7 @@
 // LocalReplicas: the replicas of a single-process strategy (Mirrored, CentralStorage, OneDevice):
 // one per device, replica 0 on the calling thread and the others on threads of their own that
 // live as long as the strategy. While a replica runs, its thread has its ReplicaContext (backed by
-// an InProcessGroup), its device as the default device, an even share of the intra-op threads,
+// a CommunicatorGroup: in-process for CPUs, NCCL or host-staged for GPUs), its device as the default device, an even share of the intra-op threads,
 // its own random stream, and the strategy's scope.
 #pragma once
 
@@ -9,14 +9,20 @@
 #include <memory>
 #include <vector>
 
+#include "distribute/communicator.h"
 #include "framework/core/device.h"
 #include "framework/strategy/strategy.h"
 
 namespace strata::distribute {
 
+// Makes the communicator group of a strategy's devices (again after a replica failed).
+using GroupFactory =
+    std::function<std::unique_ptr<CommunicatorGroup>(const std::vector<Device>&)>;
+
 class LocalReplicas {
  public:
-  LocalReplicas(Strategy* owner, std::vector<Device> devices);
+  // make_group null: make_default_group (communicator.h).
+  LocalReplicas(Strategy* owner, std::vector<Device> devices, GroupFactory make_group = nullptr);
   ~LocalReplicas();
   LocalReplicas(const LocalReplicas&) = delete;
   LocalReplicas& operator=(const LocalReplicas&) = delete;
@@ -37,8 +43,9 @@ class LocalReplicas {
 };
 
 // Parses and checks a strategy's device list: names as "/cpu:1" or "GPU:0"; no duplicates; CPU
-// indices within the logical CPU devices (config::set_logical_cpu_devices). Empty: every
-// logical CPU device. `who` names the strategy in errors.
+// indices within the logical CPU devices (config::set_logical_cpu_devices), GPU indices within
+// the visible GPUs. Empty: every GPU when there are any (TensorFlow's MirroredStrategy()), else
+// every logical CPU device. `who` names the strategy in errors.
 std::vector<Device> resolve_devices(const std::vector<std::string>& names, const char* who);
 
 }  // namespace strata::distribute

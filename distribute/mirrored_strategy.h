@@ -21,9 +21,18 @@ namespace strata::distribute {
 
 class MirroredStrategy final : public Strategy {
  public:
-  // devices empty: every logical CPU device. cross_device_ops null: ReductionToOneDevice.
+  // devices empty: every visible GPU, or every logical CPU device when there is no GPU
+  // (TensorFlow's MirroredStrategy()). cross_device_ops null: NcclAllReduce when the devices
+  // are GPUs, ReductionToOneDevice otherwise.
   explicit MirroredStrategy(const std::vector<std::string>& devices = {},
                             std::shared_ptr<CrossDeviceOps> cross_device_ops = nullptr);
+
+ private:
+  struct Resolved {};  // devices already checked by resolve_devices
+  MirroredStrategy(Resolved, std::vector<Device> devices,
+                   std::shared_ptr<CrossDeviceOps> cross_device_ops);
+
+ public:
 
   std::string name() const override { return "MirroredStrategy"; }
   int num_replicas_in_sync() const override { return replicas_.size(); }

@@ -12,7 +12,8 @@ install(FILES ${PROJECT_SOURCE_DIR}/framework/include/strata/strata.h
 foreach(dir framework layers datasets distribute)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/strata/${dir}
           FILES_MATCHING PATTERN "*.h"
-          PATTERN "include" EXCLUDE PATTERN "cpu" EXCLUDE)
+          PATTERN "include" EXCLUDE PATTERN "cpu" EXCLUDE PATTERN "cuda" EXCLUDE
+          PATTERN "nccl" EXCLUDE)
 endforeach()
 # The CPU backend header is internal, but backend.h (public) must stay includable on its own.
 install(EXPORT StrataTargets NAMESPACE strata:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Strata)
@@ -22,4 +23,6 @@ configure_package_config_file(${PROJECT_SOURCE_DIR}/framework/StrataConfig.cmake
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/StrataConfigVersion.cmake
   VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/StrataConfig.cmake ${PROJECT_BINARY_DIR}/StrataConfigVersion.cmake
+              ${PROJECT_SOURCE_DIR}/third_party/cmake/FindCUDNN.cmake
+              ${PROJECT_SOURCE_DIR}/third_party/cmake/FindNCCL.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Strata)

@@ -4,6 +4,7 @@
 #include "framework/ops/creation.h"
 #include "framework/ops/math_ops.h"
 #include "framework/ops/nn_ops.h"
+#include "framework/ops/shape_ops.h"
 #include "framework/strategy/replica_context.h"
 #include "layers/layer_utils.h"
 #include "layers/sync_batch_norm.h"
@@ -44,15 +45,22 @@ void BatchNormalization::build(const Shape& s) {
   channels_ = s[s.rank() - 1];
   const auto& o = options_;
   const Shape c{channels_};
+  // autocast off for all four (Keras 3): under a mixed policy they stay float32 inside call(),
+  // the statistics are computed in float32 from the 16-bit inputs, and only y is 16-bit.
   if (o.scale_) {
-    gamma_ = add_weight("gamma", c, {.initializer = o.gamma_initializer_, .regularizer = o.gamma_regularizer_});
+    gamma_ = add_weight("gamma", c, {.initializer = o.gamma_initializer_,
+                                     .regularizer = o.gamma_regularizer_,
+                                     .autocast = false});
   }
   if (o.center_) {
-    beta_ = add_weight("beta", c, {.initializer = o.beta_initializer_, .regularizer = o.beta_regularizer_});
+    beta_ = add_weight("beta", c, {.initializer = o.beta_initializer_,
+                                   .regularizer = o.beta_regularizer_,
+                                   .autocast = false});
   }
   // kMean: a MirroredStrategy averages replicas' moving statistics, as Keras does.
   WeightOptions stat;
   stat.trainable = false;
+  stat.autocast = false;
   stat.aggregation = VariableAggregation::kMean;
   stat.initializer = o.moving_mean_initializer_;
   moving_mean_ = add_weight("moving_mean", c, stat);
@@ -74,8 +82,11 @@ Tensor BatchNormalization::normalize(const Tensor& x, bool training, bool then_r
     throw ShapeError(describe(*this) + ": expected inputs with " + std::to_string(channels_) +
                      " channels on the last axis, got shape " + x.shape().to_string());
   }
-  const Tensor gamma = gamma_ ? gamma_->value() : ones(Shape{channels_}, x.dtype(), x.device());
-  const Tensor beta = beta_ ? beta_->value() : zeros(Shape{channels_}, x.dtype(), x.device());
+  // Parameters and statistics in the variable dtype (float32 under a mixed policy, where x is
+  // 16-bit: the batch-norm kernels take exactly that combination).
+  const DType param = moving_mean_->dtype();
+  const Tensor gamma = gamma_ ? gamma_->value() : ones(Shape{channels_}, param, x.device());
+  const Tensor beta = beta_ ? beta_->value() : zeros(Shape{channels_}, param, x.device());
   const float eps = float(options_.epsilon_);
   // A frozen BN runs in inference mode even when training (Keras' fine-tuning behaviour).
   if (!training || !trainable()) {
@@ -85,8 +96,10 @@ Tensor BatchNormalization::normalize(const Tensor& x, bool training, bool then_r
   }
   BatchNormResult r;
   if (options_.synchronized_ && distribute::in_multi_replica_context()) {
-    r = sync_batch_norm_training(x, gamma, beta, eps);
+    // Built from ops in one dtype: 16-bit inputs join the float32 parameters, and y goes back.
+    r = sync_batch_norm_training(x.dtype() == param ? x : cast(x, param), gamma, beta, eps);
     if (then_relu) r.y = relu(r.y);
+    if (r.y.dtype() != x.dtype()) r.y = cast(r.y, x.dtype());
   } else {
     r = batch_norm_training(x, gamma, beta, eps, then_relu);
   }

@@ -5,6 +5,8 @@
 // always when the layer is frozen (trainable=false, as Keras does for fine-tuning), it uses the
 // moving statistics. Weights: gamma, beta (trainable; absent when scale/center is false),
 // moving_mean, moving_variance (non-trainable, aggregation kMean so replicas' values average).
+// Under a mixed policy (framework/mixed_precision/) all four stay float32 and are never
+// autocast: the statistics are computed in float32 from the 16-bit inputs; only y is 16-bit.
 //
 //   auto bn = std::make_shared<BatchNormalization>(BatchNormalizationOptions().momentum(0.9));
 #pragma once

@@ -41,11 +41,16 @@ void LayerNormalization::build(const Shape& s) {
   }
   broadcast_shape_ = Shape(bcast);
   const auto& o = options_;
+  // autocast off: gamma and beta join the float32 normalisation of 16-bit inputs (Keras 3).
   if (o.scale_) {
-    gamma_ = add_weight("gamma", Shape(param), {.initializer = o.gamma_initializer_, .regularizer = o.gamma_regularizer_});
+    gamma_ = add_weight("gamma", Shape(param), {.initializer = o.gamma_initializer_,
+                                                .regularizer = o.gamma_regularizer_,
+                                                .autocast = false});
   }
   if (o.center_) {
-    beta_ = add_weight("beta", Shape(param), {.initializer = o.beta_initializer_, .regularizer = o.beta_regularizer_});
+    beta_ = add_weight("beta", Shape(param), {.initializer = o.beta_initializer_,
+                                              .regularizer = o.beta_regularizer_,
+                                              .autocast = false});
   }
 }
 
@@ -56,14 +61,18 @@ Tensor LayerNormalization::call(const Tensor& x, bool) {
     throw ShapeError(describe(*this) + ": built for inputs of shape " + built_shape_.to_string() +
                      " (normalised axes fixed), got " + x.shape().to_string());
   }
+  // 16-bit inputs (mixed precision) are normalised in float32 and the result cast back, as
+  // Keras 3 does: their squares overflow float16 and lose their digits in bfloat16.
+  const bool narrow = x.dtype() == float16 || x.dtype() == bfloat16;
+  const Tensor xc = narrow ? cast(x, float32) : x;
   // Biased variance, as Keras' moments().
-  const Tensor mean = reduce_mean(x, axes_, /*keepdims=*/true);
-  const Tensor centered = x - mean;
+  const Tensor mean = reduce_mean(xc, axes_, /*keepdims=*/true);
+  const Tensor centered = xc - mean;
   const Tensor variance = reduce_mean(square(centered), axes_, /*keepdims=*/true);
   Tensor y = centered * rsqrt(add(variance, options_.epsilon_));
-  if (gamma_) y = y * reshape(gamma_->value(), broadcast_shape_);
-  if (beta_) y = y + reshape(beta_->value(), broadcast_shape_);
-  return y;
+  if (gamma_) y = y * reshape(cast(gamma_->value(), xc.dtype()), broadcast_shape_);
+  if (beta_) y = y + reshape(cast(beta_->value(), xc.dtype()), broadcast_shape_);
+  return narrow ? cast(y, x.dtype()) : y;
 }
 
 Json LayerNormalization::get_config() const {

@@ -3,6 +3,7 @@
 #include <map>
 #include <mutex>
 
+#include "framework/mixed_precision/dtype_policy.h"
 #include "layers/builtin_layers.h"
 
 namespace strata {
@@ -46,7 +47,16 @@ std::shared_ptr<Layer> layer_from_config(const Json& layer_json) {
     throw ValueError("layer_from_config: unknown layer class '" + cls +
                      "'; register it with register_layer(). Known classes: " + names);
   }
-  return factory(layer_json.get("config", Json::object()));
+  const Json config = layer_json.get("config", Json::object());
+  std::shared_ptr<Layer> layer = factory(config);
+  // The policy the layer was saved with (Keras' dtype argument), for every class at once. A
+  // config without one (older files) leaves the global policy the constructor took; "string" is
+  // what Keras writes for string-valued preprocessing layers, which have no tensor dtype here.
+  const Json dtype = config.get("dtype", Json());
+  if (!dtype.is_null() && !(dtype.is_string() && dtype.as_string() == "string")) {
+    layer->set_dtype_policy(mixed_precision::DTypePolicy::from_config(dtype));
+  }
+  return layer;
 }
 
 Json layer_to_json(const Layer& layer) {

@@ -1,5 +1,7 @@
-// What the apps and strata_bench do with --distribution_strategy and --num_cpu_replicas: make the
-// strategy over logical CPU devices and describe it in one line.
+// What the apps and strata_bench do with --distribution_strategy, --num_gpus and
+// --num_cpu_replicas (the flags of TensorFlow's official models, whose
+// distribution_utils.get_distribution_strategy this follows): make the strategy, say where a model
+// without one runs, and describe it in one line.
 #pragma once
 
 #include <algorithm>
@@ -12,7 +14,8 @@
 
 namespace apps {
 
-// Checks --num_cpu_replicas and --num_gpus against --distribution_strategy (FlagError otherwise).
+// Checks --num_cpu_replicas and --num_gpus against --distribution_strategy and the machine
+// (FlagError otherwise).
 inline void check_replica_flags(const std::string& strategy, int64_t num_cpu_replicas,
                                 int64_t num_gpus) {
   if (num_cpu_replicas < 1) {
@@ -24,41 +27,82 @@ inline void check_replica_flags(const std::string& strategy, int64_t num_cpu_rep
                     " runs one replica)");
   }
   if (num_gpus < 0) throw FlagError("--num_gpus must be >= 0, got " + std::to_string(num_gpus));
-  if (num_gpus > 0) {
-    throw FlagError("--num_gpus=" + std::to_string(num_gpus) +
-                    ": GPUs are not supported yet (the CUDA backend arrives in a later issue); "
-                    "use --num_gpus=0");
+  if (num_gpus > 0 && num_cpu_replicas > 1) {
+    throw FlagError("--num_cpu_replicas applies with --num_gpus=0 only (the replicas are then "
+                    "logical CPU devices); with GPUs there is one replica per GPU");
+  }
+  if (num_gpus > 1 && strategy != "mirrored" && strategy != "central_storage") {
+    throw FlagError("--num_gpus=" + std::to_string(num_gpus) + " needs --distribution_strategy="
+                    "mirrored or central_storage (" + strategy + " runs one replica)");
+  }
+  const int visible = strata::gpu::device_count();
+  if (num_gpus > visible) {
+    throw FlagError("--num_gpus=" + std::to_string(num_gpus) + ", but " +
+                    (strata::gpu::built_with_cuda()
+                         ? "this process sees " + std::to_string(visible) + " GPU(s)"
+                         : std::string("this build of Strata has no CUDA backend (configure "
+                                       "found no nvcc, cuBLAS or cuDNN)")) +
+                    "; run `strata-info` to list devices, or use --num_gpus=" +
+                    std::to_string(visible));
   }
 }
 
-// null for "off"; OneDeviceStrategy on /cpu:0 for "one_device"; Mirrored / CentralStorage over
-// `num_cpu_replicas` logical CPU devices for "mirrored" / "central_storage" (cross_device_ops:
-// Mirrored's, null for its default).
-inline std::shared_ptr<strata::distribute::Strategy> make_cpu_strategy(
-    const std::string& name, int num_cpu_replicas,
+// Where a model runs without a strategy ("off"): /gpu:0 when --num_gpus >= 1, else /cpu:0.
+inline strata::Device default_device_for(int64_t num_gpus) {
+  return num_gpus > 0 ? strata::Device::gpu(0) : strata::Device::cpu(0);
+}
+
+// null for "off" (create the model under DeviceScope(default_device_for(num_gpus)));
+// OneDeviceStrategy on /gpu:0 or /cpu:0 for "one_device"; Mirrored / CentralStorage over the
+// first `num_gpus` GPUs, or over `num_cpu_replicas` logical CPU devices when num_gpus is 0, for
+// "mirrored" / "central_storage" (cross_device_ops: Mirrored's, null for its default: NCCL on
+// GPUs).
+inline std::shared_ptr<strata::distribute::Strategy> make_strategy(
+    const std::string& name, int num_cpu_replicas, int num_gpus,
     std::shared_ptr<strata::distribute::CrossDeviceOps> cross_device_ops = nullptr) {
+  namespace distribute = strata::distribute;
   if (name == "off") return nullptr;
-  if (name == "one_device") return std::make_shared<strata::distribute::OneDeviceStrategy>("/cpu:0");
-  strata::config::set_logical_cpu_devices(num_cpu_replicas);
-  if (name == "central_storage") return std::make_shared<strata::distribute::CentralStorageStrategy>();
-  return std::make_shared<strata::distribute::MirroredStrategy>(std::vector<std::string>{},
-                                                        std::move(cross_device_ops));
+  if (name == "one_device") {
+    return std::make_shared<distribute::OneDeviceStrategy>(default_device_for(num_gpus).to_string());
+  }
+  std::vector<std::string> devices;
+  if (num_gpus > 0) {
+    for (int i = 0; i < num_gpus; ++i) devices.push_back(strata::Device::gpu(i).to_string());
+  } else {
+    strata::config::set_logical_cpu_devices(num_cpu_replicas);
+    for (int i = 0; i < num_cpu_replicas; ++i) devices.push_back(strata::Device::cpu(i).to_string());
+  }
+  if (name == "central_storage") return std::make_shared<distribute::CentralStorageStrategy>(devices);
+  return std::make_shared<distribute::MirroredStrategy>(devices, std::move(cross_device_ops));
 }
 
 // "MirroredStrategy, 2 replicas (/cpu:0, /cpu:1); global batch 128, 64 per replica, 1 thread(s)
 // per replica". Throws the library's ValueError when the global batch does not divide evenly.
-inline std::string describe_strategy(const strata::distribute::Strategy* strategy, int64_t global_batch) {
+// `off_device`: where the model runs without a strategy.
+inline std::string describe_strategy(const strata::distribute::Strategy* strategy,
+                                     int64_t global_batch,
+                                     strata::Device off_device = strata::Device::cpu(0)) {
   const int n = strategy ? strategy->num_replicas_in_sync() : 1;
-  std::string devices = "/cpu:0";
+  std::string devices = off_device.to_string();
+  bool on_gpu = off_device.type == strata::DeviceType::kCUDA;
   if (strategy) {
     devices.clear();
-    for (const strata::Device& d : strategy->worker_devices()) devices += (devices.empty() ? "" : ", ") + d.to_string();
+    on_gpu = false;
+    for (const strata::Device& d : strategy->worker_devices()) {
+      devices += (devices.empty() ? "" : ", ") + d.to_string();
+      on_gpu = on_gpu || d.type == strata::DeviceType::kCUDA;
+    }
   }
   const int64_t per_replica = strata::distribute::InputContext{1, 0, n}.get_per_replica_batch_size(global_batch);
-  return (strategy ? strategy->name() : std::string("off (no distribution strategy)")) + ", " +
-         std::to_string(n) + (n == 1 ? " replica (" : " replicas (") + devices + "); global batch " +
-         std::to_string(global_batch) + ", " + std::to_string(per_replica) + " per replica, " +
-         std::to_string(std::max(1, strata::get_num_threads() / n)) + " thread(s) per replica";
+  std::string text = (strategy ? strategy->name() : std::string("off (no distribution strategy)")) +
+                     ", " + std::to_string(n) + (n == 1 ? " replica (" : " replicas (") + devices +
+                     "); global batch " + std::to_string(global_batch) + ", " +
+                     std::to_string(per_replica) + " per replica";
+  if (!on_gpu) {
+    text += ", " + std::to_string(std::max(1, strata::get_num_threads() / n)) +
+            " thread(s) per replica";
+  }
+  return text;
 }
 
 }  // namespace apps

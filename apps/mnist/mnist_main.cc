@@ -87,15 +87,18 @@ static int run(int argc, char** argv) {
   std::string& distribution_strategy = flags.add_string(
       "distribution_strategy", "off",
       "'off' (no strategy), 'one_device' (OneDeviceStrategy on /cpu:0), 'mirrored' "
-      "(MirroredStrategy) or 'central_storage' (CentralStorageStrategy) over --num_cpu_replicas "
-      "logical CPU devices.",
+      "(MirroredStrategy) or 'central_storage' (CentralStorageStrategy) over --num_gpus GPUs, or "
+      "over --num_cpu_replicas logical CPU devices when --num_gpus=0.",
       {"off", "one_device", "mirrored", "central_storage"});
   int64_t& num_cpu_replicas = flags.add_int(
       "num_cpu_replicas", 1,
       "With mirrored or central_storage: split the CPU into this many logical devices /cpu:0.. "
       "(each with its share of the threads), one replica on each; --batch_size must be a "
       "multiple of it.");
-  int64_t& num_gpus = flags.add_int("num_gpus", 0, "GPUs to use (0: CPU; GPUs are not supported yet).");
+  int64_t& num_gpus = flags.add_int(
+      "num_gpus", 0,
+      "GPUs to use (0: the CPU). 1 with off/one_device trains on /gpu:0; N with mirrored runs one "
+      "replica per GPU (NCCL all-reduce).");
   std::string& model_dir = flags.add_string(
       "model_dir", "",
       "If set: backup/ (resume after a kill: run the same command again), "
@@ -113,8 +116,10 @@ static int run(int argc, char** argv) {
   // The strategy comes before any variable; the global batch must split evenly over its
   // replicas (the library's ValueError otherwise, before the data is read).
   const std::shared_ptr<distribute::Strategy> strategy =
-      apps::make_cpu_strategy(distribution_strategy, int(num_cpu_replicas));
-  std::printf("Strategy: %s\n", apps::describe_strategy(strategy.get(), batch_size).c_str());
+      apps::make_strategy(distribution_strategy, int(num_cpu_replicas), int(num_gpus));
+  const Device off_device = apps::default_device_for(num_gpus);
+  std::printf("Strategy: %s\n",
+              apps::describe_strategy(strategy.get(), batch_size, off_device).c_str());
 
   set_random_seed(uint64_t(seed));
   auto [train, test] = dataset == "mnist" ? mnist::load_data(data_dir) : fashion_mnist::load_data(data_dir);
@@ -125,8 +130,11 @@ static int run(int argc, char** argv) {
 
   // Built and compiled in the strategy's scope: its variables (and the optimizer's and metrics')
   // are the strategy's, and fit / evaluate / save re-enter it.
+  // Without a strategy, the model lives where --num_gpus puts it (a DeviceScope).
   std::optional<distribute::Strategy::Scope> scope;
   if (strategy) scope.emplace(strategy->scope());
+  std::optional<DeviceScope> placement;
+  if (!strategy) placement.emplace(off_device);
   std::shared_ptr<Sequential> model = model_name == "convnet"     ? convnet()
                                       : model_name == "conv_pool" ? conv_pool()
                                                                   : seed_cnn();
@@ -137,6 +145,7 @@ static int run(int argc, char** argv) {
                  std::make_shared<losses::SparseCategoricalCrossentropy>(/*from_logits=*/model_name == "seed_cnn"),
                  {"accuracy"});
   scope.reset();
+  placement.reset();
   std::vector<CallbackPtr> callbacks;
   const std::filesystem::path dir(model_dir);
   if (!model_dir.empty()) {

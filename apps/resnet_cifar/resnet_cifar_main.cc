@@ -153,16 +153,19 @@ static int run(int argc, char** argv) {
   std::string& distribution_strategy = flags.add_string(
       "distribution_strategy", "one_device",
       "How to distribute training: 'off' (no strategy), 'one_device' (OneDeviceStrategy on "
-      "/cpu:0), 'mirrored' (MirroredStrategy) or 'central_storage' (CentralStorageStrategy) over "
-      "--num_cpu_replicas logical CPU devices; --batch_size is the global batch, split over the "
-      "replicas. multi_worker_mirrored and parameter_server are not available yet.",
+      "/gpu:0 with --num_gpus=1, else /cpu:0), 'mirrored' (MirroredStrategy) or 'central_storage' "
+      "(CentralStorageStrategy) over --num_gpus GPUs, or --num_cpu_replicas logical CPU devices "
+      "when --num_gpus=0; --batch_size is the global batch, split over the replicas. multi_worker_mirrored and parameter_server are not available yet.",
       {"off", "one_device", "mirrored", "central_storage", "multi_worker_mirrored", "parameter_server"});
   int64_t& num_cpu_replicas = flags.add_int(
       "num_cpu_replicas", 1,
       "With --num_gpus=0 and mirrored or central_storage: split the CPU into this many logical "
       "devices /cpu:0.. (each with its share of the threads) and run one replica on each. "
       "--batch_size must be a multiple of it.");
-  int64_t& num_gpus = flags.add_int("num_gpus", 0, "GPUs to use (0: CPU; GPUs are not supported yet).");
+  int64_t& num_gpus = flags.add_int(
+      "num_gpus", 0,
+      "GPUs to use (0: the CPU). 1 with off/one_device trains on /gpu:0; N with mirrored or "
+      "central_storage runs one replica per GPU (mirrored: NCCL all-reduce by default).");
   std::string& all_reduce_alg = flags.add_string(
       "all_reduce_alg", "",
       "With mirrored: the cross-device all-reduce, 'hierarchical_copy' or 'nccl' (GPUs only, "
@@ -212,9 +215,12 @@ static int run(int argc, char** argv) {
     cross_device_ops = std::make_shared<distribute::NcclAllReduce>(int(num_packs));
   }
   const std::shared_ptr<distribute::Strategy> strategy =
-      apps::make_cpu_strategy(distribution_strategy, int(num_cpu_replicas), cross_device_ops);
+      apps::make_strategy(distribution_strategy, int(num_cpu_replicas), int(num_gpus),
+                          cross_device_ops);
+  const Device off_device = apps::default_device_for(num_gpus);
   // The global batch must split evenly over the replicas: the library's error, before any work.
-  std::printf("Strategy: %s\n", apps::describe_strategy(strategy.get(), batch_size).c_str());
+  std::printf("Strategy: %s\n",
+              apps::describe_strategy(strategy.get(), batch_size, off_device).c_str());
   set_random_seed(uint64_t(seed));
 
   // ---- input ----
@@ -239,8 +245,11 @@ static int run(int argc, char** argv) {
 
   // The model is created and compiled in the strategy's scope, so its variables (and the
   // optimizer's and metrics') are the strategy's; fit and evaluate re-enter the strategy.
+  // Without a strategy, the model lives where --num_gpus puts it (a DeviceScope).
   std::optional<distribute::Strategy::Scope> scope;
   if (strategy) scope.emplace(strategy->scope());
+  std::optional<DeviceScope> placement;
+  if (!strategy) placement.emplace(off_device);
 
   const std::filesystem::path dir(model_dir);
   if (eval_only) {

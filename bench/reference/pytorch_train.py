@@ -1,33 +1,87 @@
 #!/usr/bin/python3
-"""The PyTorch side of `strata_bench train`: the same models, batch, optimizer and synthetic data,
-timed the same way (best/median/mean ms per full training step after warm-up steps).
+"""The PyTorch side of `strata_bench train`: the same models, batch, optimizer, precision and
+synthetic data, timed the same way, printed in the same format (one table from both).
 
-Optional cross-check, not part of the build: needs Debian's python3-torch.
+Not part of the build. CPU: Debian's python3-torch (1.13) is enough. GPU: any PyTorch with CUDA
+(written against 1.13 and 2.x APIs alike).
   /usr/bin/python3 bench/reference/pytorch_train.py --model resnet20 --batch 128 --steps 20
+  python3 bench/reference/pytorch_train.py --model resnet56 --device gpu --dtype bf16 --steps 100
+  python3 bench/reference/pytorch_train.py --model mnist_cnn --device gpu --epoch
+
+Models (the parameter counts printed must equal strata_bench's):
+  mnist_cnn  apps/mnist's seed_cnn: Conv2d(1, 32, 3) + ReLU -> Flatten -> Linear(21632, 128) +
+             ReLU -> Linear(128, 10), cross-entropy on the logits; Keras' glorot_uniform / zero
+             initialisation; default optimizer SGD(0.01). 2,770,634 parameters.
+  resnet<N>  apps/resnet_cifar/resnet_model.cc (TensorFlow's official resnet_cifar_model), N in
+             20, 32, 44, 56, 110: conv3x3(16) -> BN -> ReLU, 3 stages of (N - 2) / 6 basic
+             blocks (16, 32, 64 filters; each stage's first block has a 1x1 conv + BN projection
+             shortcut, stride 2 in stages 3 and 4), global average pooling, Linear(64, 10).
+             No conv biases; BN momentum 0.997 in Keras' convention (PyTorch's 0.003) and eps
+             1e-5; conv kernels he_normal (Keras' truncated normal), the classifier N(0, 0.01).
+             L2 2e-4 on every conv kernel and the classifier's kernel and bias: Keras adds
+             2e-4 * sum(w^2) to the loss, whose gradient 4e-4 * w is what SGD's weight_decay=4e-4
+             adds to those parameters' gradients (PyTorch's idiomatic, cheaper way to the same
+             update). Strata's softmax head + sparse categorical cross-entropy on probabilities is
+             cross_entropy on the logits here. Default optimizer SGD(0.1, momentum 0.9). ResNet-20:
+             274,362 parameters (272,762 trainable; the rest are BN's running mean and variance).
+
+Timing, as strata_bench's default `fit` loop: warm-up steps, then the timed steps with the host
+waiting for the device (torch.cuda.synchronize) only every --sync_every steps, the clock read
+there; the loss is summed on the device and read once at the end (--sync_every 1 waits after
+every step, like strata_bench --loop train_on_batch). --epoch times one epoch over
+--epoch_samples synthetic samples held on the host and shuffled, each batch gathered on the host
+and copied through pinned memory (what Strata's fit does with host tensors); --epoch_data device
+keeps the samples on the GPU instead (PyTorch's best case).
+--dtype bf16|fp16 runs the forward pass and loss under torch.autocast (the weights stay float32,
+as Keras' mixed_bfloat16 / mixed_float16 policies), fp16 with a GradScaler (dynamic loss
+scaling, initial scale 2^15 as Keras' LossScaleOptimizer). On a GPU the model and inputs are
+channels_last (NHWC, Strata's layout), cudnn.benchmark is on, and float32 convolutions and
+matmuls may use TF32 tensor cores as in Strata (and TensorFlow) by default, unless turned off.
 """
 import argparse
-import statistics
+import contextlib
+import math
+import os
 import time
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+BN_MOMENTUM = 1.0 - 0.997  # Keras' BATCH_NORM_DECAY 0.997 is PyTorch's momentum 0.003
+BN_EPSILON = 1e-5
+L2_WEIGHT_DECAY = 2e-4     # Keras' l2(2e-4) penalty: 2e-4 * sum(w^2)
+RESNET_SIZES = (20, 32, 44, 56, 110)
+
+
+def keras_he_normal_(w):
+    """Keras' he_normal: a normal with stddev sqrt(2 / fan_in) truncated at two stddevs (the
+    stddev divided by 0.8796..., the truncated distribution's own stddev, to keep the variance)."""
+    fan_in = w[0].numel()  # in_channels * kh * kw (conv) or in_features (linear)
+    std = math.sqrt(2.0 / fan_in) / 0.87962566103423978
+    nn.init.trunc_normal_(w, 0.0, std, -2.0 * std, 2.0 * std)
+
+
+def bn(channels):
+    return nn.BatchNorm2d(channels, eps=BN_EPSILON, momentum=BN_MOMENTUM)
+
+
+def conv(cin, cout, kernel, stride):
+    # Keras' "same" padding: the output is ceil(input / stride) wide, as with kernel // 2 here.
+    c = nn.Conv2d(cin, cout, kernel, stride, kernel // 2, bias=False)
+    keras_he_normal_(c.weight)
+    return c
+
 
 class Block(nn.Module):
-    """ResNet v1 basic block with a 1x1 projection shortcut on a stage's first block (as
-    apps/resnet_cifar and TensorFlow's official resnet_cifar model)."""
+    """ResNet v1 basic block: conv3x3 -> BN -> ReLU -> conv3x3 -> BN, + shortcut, ReLU; the
+    shortcut of a stage's first block is a 1x1 conv + BN projection."""
 
     def __init__(self, cin, cout, stride, project):
         super().__init__()
-        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
-        self.bn1 = nn.BatchNorm2d(cout, eps=1e-5, momentum=0.003)
-        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
-        self.bn2 = nn.BatchNorm2d(cout, eps=1e-5, momentum=0.003)
-        self.proj = None
-        if project:
-            self.proj = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False),
-                                      nn.BatchNorm2d(cout, eps=1e-5, momentum=0.003))
+        self.conv1, self.bn1 = conv(cin, cout, 3, stride), bn(cout)
+        self.conv2, self.bn2 = conv(cout, cout, 3, 1), bn(cout)
+        self.proj = nn.Sequential(conv(cin, cout, 1, stride), bn(cout)) if project else None
 
     def forward(self, x):
         shortcut = self.proj(x) if self.proj is not None else x
@@ -36,66 +90,294 @@ class Block(nn.Module):
         return F.relu(y + shortcut)
 
 
-def resnet(n=3):
-    layers = [nn.Conv2d(3, 16, 3, 1, 1, bias=False), nn.BatchNorm2d(16, eps=1e-5, momentum=0.003),
-              nn.ReLU()]
+def resnet(size):
+    blocks = (size - 2) // 6
+    layers = [conv(3, 16, 3, 1), bn(16), nn.ReLU()]
     cin = 16
-    for i, cout in enumerate([16, 32, 64]):
-        for b in range(n):
-            layers.append(Block(cin, cout, 2 if (b == 0 and i > 0) else 1, b == 0))
+    for stage, cout in enumerate([16, 32, 64]):
+        for b in range(blocks):
+            layers.append(Block(cin, cout, 2 if (b == 0 and stage > 0) else 1, project=b == 0))
             cin = cout
-    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, 10)]
+    fc = nn.Linear(64, 10)
+    nn.init.normal_(fc.weight, 0.0, 0.01)
+    nn.init.zeros_(fc.bias)
+    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), fc]
     return nn.Sequential(*layers)
 
 
 def seed_cnn():
-    return nn.Sequential(nn.Unflatten(1, (1, 28, 28)), nn.Conv2d(1, 32, 3), nn.ReLU(),
-                         nn.Flatten(), nn.Linear(26 * 26 * 32, 128), nn.ReLU(), nn.Linear(128, 10))
+    model = nn.Sequential(nn.Unflatten(1, (1, 28)), nn.Conv2d(1, 32, 3), nn.ReLU(), nn.Flatten(),
+                          nn.Linear(26 * 26 * 32, 128), nn.ReLU(), nn.Linear(128, 10))
+    for m in model.modules():  # Keras' defaults: glorot_uniform kernels, zero biases
+        if isinstance(m, (nn.Conv2d, nn.Linear)):
+            nn.init.xavier_uniform_(m.weight)
+            nn.init.zeros_(m.bias)
+    return model
+
+
+def param_counts(model):
+    """(total, trainable) as Keras counts them: BN's running mean and variance are the
+    non-trainable weights (num_batches_tracked has no Keras counterpart)."""
+    trainable = sum(p.numel() for p in model.parameters())
+    buffers = sum(b.numel() for name, b in model.named_buffers()
+                  if not name.endswith("num_batches_tracked"))
+    return trainable + buffers, trainable
+
+
+def make_optimizer(name, model, lr, decayed):
+    """SGD / SGD with momentum 0.9 / Adam(1e-3); L2 as weight decay on the `decayed` parameters."""
+    ids = {id(p) for p in decayed}
+    groups = [{"params": [p for p in model.parameters() if id(p) in ids],
+               "weight_decay": 2.0 * L2_WEIGHT_DECAY},
+              {"params": [p for p in model.parameters() if id(p) not in ids], "weight_decay": 0.0}]
+    groups = [g for g in groups if g["params"]]
+    if name == "sgd":
+        return torch.optim.SGD(groups, lr=lr)
+    if name == "sgd_momentum":
+        return torch.optim.SGD(groups, lr=lr, momentum=0.9)
+    return torch.optim.Adam(groups, lr=1e-3)
+
+
+def make_grad_scaler():
+    # torch.amp.GradScaler("cuda") from 2.3 on; torch.cuda.amp.GradScaler before (deprecated since).
+    if hasattr(torch.amp, "GradScaler"):
+        return torch.amp.GradScaler("cuda", init_scale=2.0 ** 15)
+    return torch.cuda.amp.GradScaler(init_scale=2.0 ** 15)
+
+
+def set_tf32(enabled):
+    """TF32 for float32 convolutions and matmuls: PyTorch 2.9's fp32_precision settings where they
+    exist (the allow_tf32 flags are deprecated there), the allow_tf32 flags before."""
+    matmul = torch.backends.cuda.matmul
+    # hasattr cannot tell: older versions' matmul object raises AssertionError for unknown names.
+    major, minor = (int(v) for v in torch.__version__.split(".")[:2])
+    if (major, minor) >= (2, 9):
+        mode = "tf32" if enabled else "ieee"
+        matmul.fp32_precision = mode
+        torch.backends.cudnn.conv.fp32_precision = mode
+    else:
+        matmul.allow_tf32 = enabled
+        torch.backends.cudnn.allow_tf32 = enabled
+
+
+def with_commas(n):
+    return f"{n:,}"
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--model", choices=["mnist_cnn"] + [f"resnet{n}" for n in RESNET_SIZES],
+                   default="resnet20")
+    p.add_argument("--batch", type=int, default=128)
+    p.add_argument("--steps", type=int, default=10, help="timed steps (ignored with --epoch)")
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--device", choices=["cpu", "gpu", "cuda"], default="cpu",
+                   help="gpu (or cuda): cuda:0")
+    p.add_argument("--dtype", choices=["fp32", "bf16", "fp16"], default="fp32")
+    p.add_argument("--optimizer", choices=["sgd", "sgd_momentum", "adam"], default=None,
+                   help="default: sgd for mnist_cnn, sgd_momentum for the ResNets")
+    p.add_argument("--sync_every", type=int, default=10,
+                   help="steps between host waits for the device (strata_bench's default)")
+    p.add_argument("--epoch", action="store_true",
+                   help="time one epoch over --epoch_samples shuffled samples")
+    p.add_argument("--epoch_samples", type=int, default=0,
+                   help="0: 60,000 (mnist_cnn) or 50,000 (ResNets), the real training sets")
+    p.add_argument("--epoch_data", choices=["host", "device"], default="host",
+                   help="where the --epoch samples live")
+    p.add_argument("--threads", type=int, default=os.cpu_count(),
+                   help="CPU intra-op threads (default: all cores, as Strata)")
+    p.add_argument("--channels_last", action=argparse.BooleanOptionalAction, default=None,
+                   help="NHWC model and inputs (default: on with --device gpu)")
+    p.add_argument("--cudnn_benchmark", action=argparse.BooleanOptionalAction, default=True,
+                   help="let cuDNN pick convolution algorithms by timing them (default: on)")
+    p.add_argument("--tf32", action=argparse.BooleanOptionalAction, default=True,
+                   help="float32 convolutions and matmuls on TF32 tensor cores (default: on, as "
+                        "Strata's config::tensor_float_32_execution_enabled and TensorFlow; "
+                        "PyTorch's own default leaves matmuls off)")
+    a = p.parse_args()
+    if a.device == "cuda":
+        a.device = "gpu"
+    if a.batch < 1 or a.steps < 1 or a.warmup < 0 or a.sync_every < 1 or a.epoch_samples < 0:
+        p.error("--batch, --steps and --sync_every must be >= 1, --warmup and --epoch_samples >= 0")
+    if a.device == "gpu" and not torch.cuda.is_available():
+        p.error(f"--device gpu: torch {torch.__version__} sees no CUDA GPU "
+                f"(torch.cuda.is_available() is False); use --device cpu")
+    if a.device == "cpu" and a.dtype == "fp16":
+        p.error("--dtype fp16 needs --device gpu (loss scaling with GradScaler is GPU-only in "
+                "older PyTorch); use bf16 on the CPU")
+    if a.channels_last is None:
+        a.channels_last = a.device == "gpu"
+    return a
+
+
+class Run:
+    """The model, optimizer, precision and device of one benchmark, and its training step."""
+
+    def __init__(self, a):
+        self.dev = torch.device("cuda:0" if a.device == "gpu" else "cpu")
+        self.is_cnn = a.model == "mnist_cnn"
+        if self.is_cnn:
+            model = seed_cnn()
+            decayed = []
+            self.sample_shape, self.epoch_samples = (28, 28), 60000
+        else:
+            model = resnet(int(a.model[len("resnet"):]))
+            decayed = [m.weight for m in model.modules() if isinstance(m, nn.Conv2d)]
+            decayed += [model[-1].weight, model[-1].bias]
+            # Synthetic images are made NHWC, as Strata's: permuting to NCHW is then a
+            # channels_last view without a copy.
+            self.sample_shape, self.epoch_samples = (32, 32, 3), 50000
+        self.channels_last = a.channels_last and not self.is_cnn
+        self.total_params, self.trainable_params = param_counts(model)
+        model = model.to(self.dev)
+        if self.channels_last:
+            model = model.to(memory_format=torch.channels_last)
+        model.train()
+        self.model = model
+        self.optimizer_name = a.optimizer or ("sgd" if self.is_cnn else "sgd_momentum")
+        self.opt = make_optimizer(self.optimizer_name, model, 0.01 if self.is_cnn else 0.1, decayed)
+        self.amp_dtype = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}[a.dtype]
+        self.scaler = make_grad_scaler() if a.dtype == "fp16" else None
+
+    def synthetic(self, n, seed, device):
+        """n samples like strata_bench's: U(0, 1) MNIST-sized images or N(0, 1) CIFAR-sized ones,
+        labels uniform in [0, 10)."""
+        g = torch.Generator().manual_seed(seed)
+        shape = (n,) + self.sample_shape
+        x = torch.rand(shape, generator=g) if self.is_cnn else torch.randn(shape, generator=g)
+        y = torch.randint(0, 10, (n,), generator=g)
+        return x.to(device), y.to(device)
+
+    def to_input(self, x):
+        # NHWC [n, 32, 32, 3] -> NCHW shape; channels_last strides when permuted without a copy.
+        if self.is_cnn:
+            return x
+        x = x.permute(0, 3, 1, 2)
+        return x if self.channels_last else x.contiguous()
+
+    def step(self, x, y):
+        """One training step on inputs made by to_input; returns the loss (on the device, not
+        read)."""
+        self.opt.zero_grad(set_to_none=True)
+        autocast = (torch.autocast(device_type=self.dev.type, dtype=self.amp_dtype)
+                    if self.amp_dtype is not None else contextlib.nullcontext())
+        with autocast:
+            loss = F.cross_entropy(self.model(x), y)
+        if self.scaler is not None:
+            self.scaler.scale(loss).backward()
+            self.scaler.step(self.opt)
+            self.scaler.update()
+        else:
+            loss.backward()
+            self.opt.step()
+        return loss.detach()
+
+    def synchronize(self):
+        if self.dev.type == "cuda":
+            torch.cuda.synchronize(self.dev)
+
+
+def epoch_batches(run, a, x, y, samples):
+    """One shuffled pass in batches of a.batch, each on the device (host data: gathered on the
+    host, copied through pinned memory without blocking the host)."""
+    perm = torch.randperm(samples, device=x.device)
+    for start in range(0, samples, a.batch):
+        idx = perm[start:start + a.batch]
+        xb, yb = x.index_select(0, idx), y.index_select(0, idx)
+        if xb.device != run.dev:
+            xb, yb = xb.pin_memory().to(run.dev, non_blocking=True), \
+                yb.pin_memory().to(run.dev, non_blocking=True)
+        yield run.to_input(xb), yb
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--model", choices=["resnet20", "mnist_cnn"], default="resnet20")
-    p.add_argument("--batch", type=int, default=128)
-    p.add_argument("--steps", type=int, default=10)
-    p.add_argument("--warmup", type=int, default=3)
-    p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--channels_last", action="store_true")
-    a = p.parse_args()
+    a = parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(42)
-    if a.model == "resnet20":
-        model = resnet()
-        x = torch.rand(a.batch, 3, 32, 32)
-        opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    torch.backends.cudnn.benchmark = a.cudnn_benchmark
+    set_tf32(a.tf32)
+    build_start = time.perf_counter()
+    run = Run(a)
+    x, y = run.synthetic(a.batch, 1, run.dev)
+    x = run.to_input(x)
+    samples = a.epoch_samples or run.epoch_samples
+    epoch_steps = (samples + a.batch - 1) // a.batch
+
+    timed = f"1 timed epoch ({epoch_steps} steps)" if a.epoch else f"{a.steps} timed steps"
+    print(f"pytorch {torch.__version__} train: model {a.model} ({run.total_params} params), "
+          f"batch {a.batch}, optimizer {run.optimizer_name}, {torch.get_num_threads()} threads, "
+          f"{a.warmup} warm-up + {timed}, channels_last={run.channels_last}")
+    print(f"params            {with_commas(run.total_params)} total, "
+          f"{with_commas(run.trainable_params)} trainable")
+    device = (f"{run.dev} ({torch.cuda.get_device_name(run.dev)}), cudnn.benchmark "
+              f"{'on' if a.cudnn_benchmark else 'off'}, TF32 {'on' if a.tf32 else 'off'}"
+              if run.dev.type == "cuda" else f"{run.dev} ({torch.get_num_threads()} threads)")
+    precision = {"fp32": "float32", "bf16": "autocast bfloat16",
+                 "fp16": "autocast float16 + GradScaler"}[a.dtype]
+    print(f"device            {device}, dtype {a.dtype} ({precision})")
+    if a.epoch:
+        print(f"loop              python loop, one epoch of {with_commas(samples)} {a.epoch_data} "
+              f"samples, shuffled; the host waits for the device every {a.sync_every} steps")
     else:
-        model = seed_cnn()
-        x = torch.rand(a.batch, 784)
-        opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    if a.channels_last and x.dim() == 4:
-        model = model.to(memory_format=torch.channels_last)
-        x = x.contiguous(memory_format=torch.channels_last)
-    y = torch.randint(0, 10, (a.batch,))
-    model.train()
+        print(f"loop              python loop over one batch on the device: the host waits for "
+              f"the device every {a.sync_every} steps")
 
-    def step():
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-
+    first_loss = None
     for _ in range(a.warmup):
-        step()
-    times = []
-    for _ in range(a.steps):
-        t = time.perf_counter()
-        step()
-        times.append((time.perf_counter() - t) * 1e3)
-    mean = statistics.mean(times)
-    print(f"pytorch {torch.__version__} train: model {a.model}, batch {a.batch}, "
-          f"{torch.get_num_threads()} threads, channels_last={a.channels_last}")
-    print(f"samples/s  {a.batch / (mean / 1e3):.1f}")
-    print(f"ms/step    mean {mean:.2f}  median {statistics.median(times):.2f}  best {min(times):.2f}")
+        loss = run.step(x, y)
+        if first_loss is None:
+            first_loss = loss.item()
+    if a.epoch:
+        data_device = run.dev if a.epoch_data == "device" else torch.device("cpu")
+        xe, ye = run.synthetic(samples, 3, data_device)
+        if a.warmup > 0 and samples % a.batch:  # the last, smaller batch: new shapes
+            rest = samples % a.batch
+            run.step(run.to_input(xe[:rest].to(run.dev)), ye[:rest].to(run.dev))
+        batches = epoch_batches(run, a, xe, ye, samples)
+    else:
+        batches = ((x, y) for _ in range(a.steps))
+    run.synchronize()
+    setup_s = time.perf_counter() - build_start
+
+    # Groups of sync_every steps: (ms per step, steps) each, as strata_bench's StepTimes.
+    groups, in_group = [], 0
+    loss_sum = torch.zeros((), device=run.dev)
+    steps = 0
+    last = start = time.perf_counter()
+    for xb, yb in batches:
+        loss_sum += run.step(xb, yb).float()
+        steps += 1
+        in_group += 1
+        if in_group == a.sync_every:
+            run.synchronize()
+            now = time.perf_counter()
+            groups.append(((now - last) * 1e3 / in_group, in_group))
+            last, in_group = now, 0
+    if in_group:
+        run.synchronize()
+        now = time.perf_counter()
+        groups.append(((now - last) * 1e3 / in_group, in_group))
+        last = now
+    total_s = last - start
+    mean_loss = loss_sum.item() / steps
+    if first_loss is None:
+        first_loss = mean_loss
+    per_step = sorted(ms for ms, n in groups for _ in range(n))
+
+    print(f"build + warm-up   {setup_s:.2f} s")
+    if a.epoch:
+        print(f"epoch             {total_s:.2f} s ({with_commas(samples)} samples, {steps} steps)")
+    timed_samples = samples if a.epoch else a.batch * steps
+    print(f"samples/s         {timed_samples / total_s:.1f} (pytorch, 1 device)")
+    print(f"ms/step           mean {total_s * 1e3 / steps:.2f}  median "
+          f"{per_step[len(per_step) // 2]:.2f}  best {per_step[0]:.2f}"
+          f"{' (median and best over groups of steps)' if a.sync_every > 1 else ''}")
+    print(f"loss              {first_loss:.4f} (first step) -> {mean_loss:.4f} "
+          f"(mean of the timed steps)")
+    if run.dev.type == "cuda":
+        print(f"peak GPU memory   {torch.cuda.max_memory_allocated(run.dev) / 2 ** 20:.1f} MiB "
+              f"({run.dev}, tensors in use at most)")
 
 
 if __name__ == "__main__":

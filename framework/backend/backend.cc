@@ -4,6 +4,9 @@
 #include <mutex>
 
 #include "framework/cpu/cpu_backend.h"
+#ifdef STRATA_WITH_CUDA
+#include "framework/cuda/cuda_backend.h"
+#endif
 
 namespace strata {
 
@@ -88,6 +91,12 @@ void Backend::optimizer_update(const OptimizerUpdate&, Tensor&, const Tensor&,
                                std::vector<Tensor>&) {
   unimplemented("optimizer_update");
 }
+void Backend::optimizer_update_many(const OptimizerUpdate& u, const std::vector<Tensor*>& vars,
+                                    const std::vector<Tensor>& grads,
+                                    const std::vector<std::vector<Tensor>*>& slots) {
+  STRATA_CHECK(grads.size() == vars.size() && slots.size() == vars.size());
+  for (size_t i = 0; i < vars.size(); ++i) optimizer_update(u, *vars[i], grads[i], *slots[i]);
+}
 
 namespace {
 
@@ -95,6 +104,10 @@ std::array<Backend*, kNumDeviceTypes>& registry() {
   static std::array<Backend*, kNumDeviceTypes> backends = [] {
     std::array<Backend*, kNumDeviceTypes> b{};
     b[size_t(DeviceType::kCPU)] = &cpu_backend();
+#ifdef STRATA_WITH_CUDA
+    // Always installed in CUDA builds: a missing GPU is reported per device (cuda_context.h).
+    b[size_t(DeviceType::kCUDA)] = &cuda_backend();
+#endif
     return b;
   }();
   return backends;
@@ -121,7 +134,8 @@ Backend& backend_for(Device device) {
   Backend* b = registry()[size_t(device.type)];
   if (b == nullptr) {
     throw DeviceError("device " + device.to_string() +
-                      ": no backend for this device type in this build (was Strata built with CUDA?)");
+                      ": this build of Strata has no CUDA backend (configure found no nvcc, cuBLAS or cuDNN; "
+                      "see the cmake output); use /cpu:0");
   }
   return *b;
 }

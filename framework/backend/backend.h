@@ -123,6 +123,13 @@ class Backend {
   // RMSprop [rms] (+ [mg] when centered, + [momentum] when momentum > 0); Adagrad [accumulator].
   virtual void optimizer_update(const OptimizerUpdate& u, Tensor& var, const Tensor& grad,
                                 std::vector<Tensor>& slots);
+  // The same update of many variables that share u (one device, one dtype): *vars[i] from
+  // grads[i] with slots *slots[i]. The default calls optimizer_update for each in order; a GPU
+  // backend covers them all in a few multi-tensor launches instead of one launch per variable.
+  // A variable listed twice is updated twice, in list order.
+  virtual void optimizer_update_many(const OptimizerUpdate& u, const std::vector<Tensor*>& vars,
+                                     const std::vector<Tensor>& grads,
+                                     const std::vector<std::vector<Tensor>*>& slots);
 
  protected:
   [[noreturn]] void unimplemented(const char* op) const;

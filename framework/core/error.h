@@ -43,6 +43,13 @@ class DeviceError : public Error {
   using Error::Error;
 };
 
+// A device ran out of memory (TensorFlow's ResourceExhaustedError): the message names the device,
+// the size asked for and the allocator's figures.
+class ResourceExhaustedError : public Error {
+ public:
+  using Error::Error;
+};
+
 // Something was used in a state that does not allow it (a non-persistent tape used twice, ...).
 class StateError : public Error {
  public:

@@ -9,6 +9,7 @@
 #include <bit>
 
 #include "framework/cpu/cpu_backend.h"
+#include "framework/cpu/cpu_widen.h"
 #include "framework/cpu/dnnl_context.h"
 
 namespace strata {
@@ -113,6 +114,16 @@ Tensor run_forward(const BatchNormKey& key, bool training, const Tensor& x, cons
 Tensor CpuBackend::batch_norm_training(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                                        float epsilon, bool fuse_relu, Tensor& y, Tensor& mean,
                                        Tensor& variance) {
+  if (cpu::any_16bit_float({x})) {
+    // Mixed precision: 16-bit x with float32 parameters and statistics, normalised in float32
+    // (cpu_widen.h). The fused ReLU's workspace is a mask over positions, valid for the float32
+    // backward pass that batch_norm_backward runs the same way.
+    Tensor y32 = cpu::float32_like(y);
+    Tensor workspace =
+        batch_norm_training(cpu::widened(x), gamma, beta, epsilon, fuse_relu, y32, mean, variance);
+    cpu::narrow_into(y32, y);
+    return workspace;
+  }
   cpu::check_float32("batch_norm", {x, gamma});
   const BatchNormKey key = make_key(x, 0, epsilon, fuse_relu);
   if (key.c == 0) return {};
@@ -127,6 +138,11 @@ Tensor CpuBackend::batch_norm_training(const Tensor& x, const Tensor& gamma, con
 void CpuBackend::batch_norm_inference(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                                       const Tensor& mean, const Tensor& variance, float epsilon,
                                       Tensor& y) {
+  if (cpu::any_16bit_float({x})) {  // mixed precision: normalised in float32 (cpu_widen.h)
+    Tensor y32 = cpu::float32_like(y);
+    batch_norm_inference(cpu::widened(x), gamma, beta, mean, variance, epsilon, y32);
+    return cpu::narrow_into(y32, y);
+  }
   cpu::check_float32("batch_norm_inference", {x, gamma});
   const BatchNormKey key = make_key(x, 1, epsilon, /*fuse_relu=*/false);
   if (x.numel() == 0) return;
@@ -137,6 +153,12 @@ void CpuBackend::batch_norm_backward(const Tensor& x, const Tensor& dy, const Te
                                      const Tensor& mean, const Tensor& variance, float epsilon,
                                      const Tensor& relu_workspace, Tensor& dx, Tensor& dgamma,
                                      Tensor& dbeta) {
+  if (cpu::any_16bit_float({x, dy})) {  // mixed precision: computed in float32 (cpu_widen.h)
+    Tensor dx32 = cpu::float32_like(dx);
+    batch_norm_backward(cpu::widened(x), cpu::widened(dy), gamma, mean, variance, epsilon,
+                        relu_workspace, dx32, dgamma, dbeta);
+    return cpu::narrow_into(dx32, dx);
+  }
   cpu::check_float32("batch_norm_backward", {x, gamma});
   const BatchNormKey key = make_key(x, 2, epsilon, relu_workspace.defined());
   if (key.c == 0) return;

@@ -7,6 +7,7 @@
 // cached reorder primitive converts the HWIO tensor into (or, for the filter gradient, out of)
 // it on each call, into a per-thread buffer.
 #include "framework/cpu/cpu_backend.h"
+#include "framework/cpu/cpu_widen.h"
 #include "framework/cpu/dnnl_context.h"
 
 namespace strata {
@@ -171,6 +172,11 @@ BackwardFilterEntry make_backward_filter(const ConvKey& k) {
 
 void CpuBackend::conv2d_forward(const Tensor& x, const Tensor& w, const Conv2DParams& p,
                                 Tensor& y) {
+  if (cpu::any_16bit_float({x, w})) {  // mixed precision: computed in float32 (cpu_widen.h)
+    Tensor y32 = cpu::float32_like(y);
+    conv2d_forward(cpu::widened(x), cpu::widened(w), p, y32);
+    return cpu::narrow_into(y32, y);
+  }
   cpu::check_float32("conv2d", {x, w});
   if (y.numel() == 0) return;
   if (x.numel() == 0 || w.numel() == 0) return fill(y, 0.0);
@@ -185,6 +191,11 @@ void CpuBackend::conv2d_forward(const Tensor& x, const Tensor& w, const Conv2DPa
 
 void CpuBackend::conv2d_backward_data(const Tensor& dy, const Tensor& w, const Conv2DParams& p,
                                       Tensor& dx) {
+  if (cpu::any_16bit_float({dy, w})) {  // mixed precision: computed in float32 (cpu_widen.h)
+    Tensor dx32 = cpu::float32_like(dx);
+    conv2d_backward_data(cpu::widened(dy), cpu::widened(w), p, dx32);
+    return cpu::narrow_into(dx32, dx);
+  }
   cpu::check_float32("conv2d_backward_data", {dy, w});
   if (dx.numel() == 0) return;
   if (dy.numel() == 0 || w.numel() == 0) return fill(dx, 0.0);
@@ -199,6 +210,11 @@ void CpuBackend::conv2d_backward_data(const Tensor& dy, const Tensor& w, const C
 
 void CpuBackend::conv2d_backward_filter(const Tensor& x, const Tensor& dy, const Conv2DParams& p,
                                         Tensor& dw) {
+  if (cpu::any_16bit_float({x, dy})) {  // mixed precision: computed in float32 (cpu_widen.h)
+    Tensor dw32 = cpu::float32_like(dw);
+    conv2d_backward_filter(cpu::widened(x), cpu::widened(dy), p, dw32);
+    return cpu::narrow_into(dw32, dw);
+  }
   cpu::check_float32("conv2d_backward_filter", {x, dy});
   if (dw.numel() == 0) return;
   if (x.numel() == 0 || dy.numel() == 0) return fill(dw, 0.0);

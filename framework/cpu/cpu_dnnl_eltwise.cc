@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "framework/cpu/cpu_backend.h"
+#include "framework/cpu/cpu_widen.h"
 #include "framework/cpu/dnnl_context.h"
 #include "framework/cpu/parallel.h"
 
@@ -92,6 +93,11 @@ void map_elements(int64_t n, Fn fn) {
 }  // namespace
 
 void CpuBackend::activation_forward(Activation act, const Tensor& x, float alpha, Tensor& y) {
+  if (cpu::any_16bit_float({x})) {  // mixed precision: computed in float32 (cpu_widen.h)
+    Tensor y32 = cpu::float32_like(y);
+    activation_forward(act, cpu::widened(x), alpha, y32);
+    return cpu::narrow_into(y32, y);
+  }
   cpu::check_float32("activation", {x});
   const int64_t n = x.numel();
   if (n == 0) return;
@@ -126,6 +132,12 @@ void CpuBackend::activation_forward(Activation act, const Tensor& x, float alpha
 
 void CpuBackend::activation_backward(Activation act, const Tensor& x, const Tensor& y,
                                      const Tensor& dy, float alpha, Tensor& dx) {
+  if (cpu::any_16bit_float({x, dy})) {  // mixed precision: computed in float32 (cpu_widen.h)
+    // y is not read on the CPU (every derivative here is taken from x), so it is not widened.
+    Tensor dx32 = cpu::float32_like(dx);
+    activation_backward(act, cpu::widened(x), y, cpu::widened(dy), alpha, dx32);
+    return cpu::narrow_into(dx32, dx);
+  }
   cpu::check_float32("activation_backward", {x});
   const int64_t n = x.numel();
   if (n == 0) return;

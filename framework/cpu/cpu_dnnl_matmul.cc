@@ -4,6 +4,7 @@
 #include <string>
 
 #include "framework/cpu/cpu_backend.h"
+#include "framework/cpu/cpu_widen.h"
 #include "framework/cpu/dnnl_context.h"
 
 namespace strata {
@@ -51,6 +52,11 @@ MatmulEntry make_matmul(const MatmulKey& k) {
 
 void CpuBackend::matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose_b,
                         Tensor& out) {
+  if (cpu::any_16bit_float({a, b})) {  // mixed precision: computed in float32 (cpu_widen.h)
+    Tensor out32 = cpu::float32_like(out);
+    matmul(cpu::widened(a), cpu::widened(b), transpose_a, transpose_b, out32);
+    return cpu::narrow_into(out32, out);
+  }
   cpu::check_float32("matmul", {a, b});
   const int ra = a.rank();
   const int64_t m = transpose_a ? a.dim(ra - 1) : a.dim(ra - 2);

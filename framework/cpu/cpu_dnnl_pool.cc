@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "framework/cpu/cpu_backend.h"
+#include "framework/cpu/cpu_widen.h"
 #include "framework/cpu/dnnl_context.h"
 
 namespace strata {
@@ -61,6 +62,14 @@ cpu::PrimitiveCache<PoolKey, BackwardEntry>& backward_cache() {
 
 Tensor CpuBackend::pool2d_forward(PoolKind kind, const Tensor& x, const Pool2DParams& p,
                                   Tensor& y) {
+  if (cpu::any_16bit_float({x})) {  // mixed precision: computed in float32 (cpu_widen.h)
+    Tensor y32 = cpu::float32_like(y);
+    // The max-pooling workspace holds window positions, not values: the float32 one serves the
+    // float32 backward pass below.
+    Tensor workspace = pool2d_forward(kind, cpu::widened(x), p, y32);
+    cpu::narrow_into(y32, y);
+    return workspace;
+  }
   cpu::check_float32("pool2d", {x});
   if (y.numel() == 0) return Tensor();
   const PoolKey key = make_pool_key(kind, x, y, p);
@@ -82,6 +91,13 @@ Tensor CpuBackend::pool2d_forward(PoolKind kind, const Tensor& x, const Pool2DPa
 
 void CpuBackend::pool2d_backward(PoolKind kind, const Tensor& x, const Tensor& y, const Tensor& dy,
                                  const Tensor& workspace, const Pool2DParams& p, Tensor& dx) {
+  if (cpu::any_16bit_float({dy})) {  // mixed precision: computed in float32 (cpu_widen.h)
+    // x and y are not read here (the workspace and the shapes say everything), so only dy is
+    // widened.
+    Tensor dx32 = cpu::float32_like(dx);
+    pool2d_backward(kind, x, y, cpu::widened(dy), workspace, p, dx32);
+    return cpu::narrow_into(dx32, dx);
+  }
   cpu::check_float32("pool2d_backward", {dy});
   if (dx.numel() == 0) return;
   if (dy.numel() == 0) return fill(dx, 0.0);

@@ -68,6 +68,8 @@ void FunctionalGraph::plan_relu_fusion() {
     const KerasTensor& in = node->inputs[0];
     const FunctionalNode* producer = in.node().get();
     if (!producer->layer || !producer->layer->can_fuse_relu()) continue;  // an Input, or unable
+    // A ReLU with another compute dtype (a float32 layer after a mixed one) casts: not fused.
+    if (producer->layer->compute_dtype() != node->layer->compute_dtype()) continue;
     if (readers[{producer, in.index()}] != 1 || fused_relu_of_.count(producer)) continue;
     fused_relu_of_[producer] = node.get();
   }

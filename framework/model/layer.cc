@@ -5,8 +5,11 @@
 #include <mutex>
 
 #include "framework/autograd/grad_mode.h"
+#include "framework/mixed_precision/autocast.h"
+#include "framework/mixed_precision/global_policy.h"
 #include "framework/ops/creation.h"
 #include "framework/ops/nn_ops.h"
+#include "framework/ops/shape_ops.h"
 #include "framework/variables/creator_stack.h"
 
 namespace strata {
@@ -39,7 +42,8 @@ std::string to_snake_case(const std::string& s) {
 }
 
 Layer::Layer(const std::string& base_name, const std::string& name)
-    : name_(name.empty() ? unique_layer_name(base_name) : name) {}
+    : name_(name.empty() ? unique_layer_name(base_name) : name),
+      dtype_policy_(mixed_precision::global_policy()) {}
 
 Layer::~Layer() = default;
 
@@ -91,13 +95,30 @@ Tensor Layer::call_fused_relu(const std::vector<Tensor>& xs, bool training) {
   return relu(xs.size() == 1 ? call(xs[0], training) : call_multi(xs, training));
 }
 
-Tensor Layer::invoke(const std::vector<Tensor>& xs, bool training, bool then_relu) {
+std::optional<DType> Layer::call_autocast_dtype() const {
+  // As Keras 3's Layer.__call__: a mixed layer opens a scope in its compute dtype; inside
+  // another layer's scope every floating layer replaces it with its own (so a float32 layer in a
+  // mixed model reads float32 variables), and a non-floating one turns casting off.
+  const DType compute = compute_dtype();
+  if (!is_floating(compute)) return std::nullopt;
+  if (mixed_precision::autocast_dtype() || dtype_policy_.is_mixed()) return compute;
+  return std::nullopt;
+}
+
+Tensor Layer::invoke(const std::vector<Tensor>& inputs, bool training, bool then_relu) {
+  // Floating inputs in the compute dtype (Keras' autocast); labels, token ids and masks keep
+  // theirs.
+  const DType compute = compute_dtype();
+  const bool cast_inputs = autocast_inputs_ && is_floating(compute);
+  std::vector<Tensor> xs = inputs;
   std::vector<Shape> shapes;
-  for (const Tensor& x : xs) {
+  for (Tensor& x : xs) {
     if (!x.defined()) throw ValueError("Layer '" + name_ + "': called on an undefined tensor");
+    if (cast_inputs && is_floating(x.dtype()) && x.dtype() != compute) x = cast(x, compute);
     shapes.push_back(x.shape());
   }
   maybe_build(shapes);
+  mixed_precision::AutocastScope autocast(call_autocast_dtype());
   {
     std::lock_guard<std::mutex> lock(call_state_mutex_);
     activity_losses_.erase(std::this_thread::get_id());
@@ -144,7 +165,18 @@ KerasTensor Layer::operator()(const std::vector<KerasTensor>& xs) {
 }
 
 Json Layer::get_config() const {
-  return Json::object({{"name", name_}, {"trainable", trainable_}, {"dtype", "float32"}});
+  return Json::object(
+      {{"name", name_}, {"trainable", trainable_}, {"dtype", dtype_policy_.to_config()}});
+}
+
+void Layer::set_dtype_policy(const mixed_precision::DTypePolicy& policy) {
+  if (!weights_.empty() && policy.variable_dtype() != dtype_policy_.variable_dtype()) {
+    throw StateError("Layer '" + name_ + "': cannot change its dtype policy from '" +
+                     dtype_policy_.name() + "' to '" + policy.name() + "': its weights already "
+                     "exist in " + dtype_name(dtype_policy_.variable_dtype()) + "; set the policy "
+                     "before the layer is first called or built");
+  }
+  dtype_policy_ = policy;
 }
 
 void Layer::set_trainable(bool trainable) {
@@ -220,11 +252,12 @@ VariablePtr Layer::add_weight(const std::string& name, const Shape& shape,
   VariableSpec spec;
   spec.name = name_ + "/" + name;
   spec.shape = shape;
-  spec.dtype = options.dtype;
+  spec.dtype = options.dtype.value_or(variable_dtype());
   spec.initializer = options.initializer ? options.initializer : initializers::glorot_uniform();
   spec.trainable = options.trainable && trainable_;
   spec.aggregation = options.aggregation;
   spec.synchronization = options.synchronization;
+  spec.autocast = options.autocast;
   VariablePtr v = create_variable(spec);
   weights_.push_back(v);
   if (options.regularizer) regularized_.push_back({v, options.regularizer});

@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -16,6 +17,7 @@
 
 #include "framework/config/json.h"
 #include "framework/core/tensor.h"
+#include "framework/mixed_precision/dtype_policy.h"
 #include "framework/model/keras_tensor.h"
 #include "framework/variables/initializers.h"
 #include "framework/variables/regularizers.h"
@@ -25,12 +27,15 @@ namespace strata {
 
 // Everything add_weight needs besides the name and shape; defaults as Keras' add_weight.
 struct WeightOptions {
-  Initializer initializer;  // glorot_uniform when empty
-  DType dtype = DType::kFloat32;
+  Initializer initializer;     // glorot_uniform when empty
+  std::optional<DType> dtype = std::nullopt;  // unset: the layer's variable dtype (its policy's)
   bool trainable = true;
   Regularizer regularizer;  // adds regularizer(weight) to losses()
   VariableAggregation aggregation = VariableAggregation::kNone;
   VariableSynchronization synchronization = VariableSynchronization::kAuto;
+  // Read in the layer's compute dtype inside call() under a mixed policy; false keeps the
+  // weight in its own dtype there (BatchNormalization's gamma, beta and statistics).
+  bool autocast = true;
 };
 
 class Layer : public std::enable_shared_from_this<Layer> {
@@ -50,8 +55,21 @@ class Layer : public std::enable_shared_from_this<Layer> {
 
   // Keras' class name ("Dense", "Conv2D", ...), the key of the layer registry.
   virtual std::string class_name() const = 0;
-  // Keras' config: {"name", "trainable", "dtype", ...the layer's own arguments}.
+  // Keras' config: {"name", "trainable", "dtype", ...the layer's own arguments}; "dtype" is the
+  // policy as Keras 3 serialises it (DTypePolicy::to_config).
   virtual Json get_config() const;
+
+  // ---- dtype policy (mixed precision, framework/mixed_precision/) ----
+  // Taken from the global policy when the layer is constructed (Keras' dtype=None). Floating
+  // inputs are cast to compute_dtype() before call(); weights are created in variable_dtype()
+  // and read in compute_dtype() inside call(). Integer and bool inputs are never cast.
+  const mixed_precision::DTypePolicy& dtype_policy() const { return dtype_policy_; }
+  DType compute_dtype() const { return dtype_policy_.compute_dtype(); }
+  DType variable_dtype() const { return dtype_policy_.variable_dtype(); }
+  // Keras' layer.dtype_policy = ... (and its dtype= argument): any policy before the layer is
+  // built; afterwards only one that keeps the variable dtype of the weights it already has
+  // (StateError otherwise). Sub-layers keep their own policies.
+  void set_dtype_policy(const mixed_precision::DTypePolicy& policy);
 
   const std::string& name() const { return name_; }
   bool built() const { return built_; }
@@ -114,6 +132,10 @@ class Layer : public std::enable_shared_from_this<Layer> {
   void add_loss(const Tensor& loss);
   // Marks the layer built without calling build() (layers built by hand).
   void set_built() { built_ = true; }
+  // Whether operator() casts floating inputs to compute_dtype() (default true). Containers whose
+  // layers cast for themselves (functional and Sequential models, as Keras' Functional) turn it
+  // off, so that a float32 layer inside a mixed model still sees float32 inputs.
+  void set_autocast_inputs(bool autocast) { autocast_inputs_ = autocast; }
 
   // Keras' error for a call with the wrong number of inputs.
   [[noreturn]] void wrong_input_count(size_t expected, size_t got) const;
@@ -121,8 +143,12 @@ class Layer : public std::enable_shared_from_this<Layer> {
  private:
   void maybe_build(const std::vector<Shape>& shapes);
   Tensor invoke(const std::vector<Tensor>& xs, bool training, bool then_relu);
+  // The autocast dtype this layer's call runs under (see mixed_precision/autocast.h).
+  std::optional<DType> call_autocast_dtype() const;
 
   std::string name_;
+  mixed_precision::DTypePolicy dtype_policy_;
+  bool autocast_inputs_ = true;
   bool built_ = false;
   bool trainable_ = true;
   int call_count_ = 0;

@@ -12,6 +12,7 @@ Model::Model(const std::string& name) : Layer("model", name) { remember_strategy
 Model::Model(const std::vector<KerasTensor>& inputs, const std::vector<KerasTensor>& outputs,
              const std::string& name)
     : Layer("model", name), graph_(std::make_shared<FunctionalGraph>(inputs, outputs)) {
+  set_autocast_inputs(false);  // each layer casts its own inputs (a float32 layer stays float32)
   for (const auto& layer : graph_->layers()) track_layer(layer);
   set_built();
   remember_strategy();

@@ -18,6 +18,7 @@
 
 #include "framework/callbacks/history.h"
 #include "framework/callbacks/logs.h"
+#include "framework/core/device_scope.h"
 #include "framework/model/layer.h"
 #include "framework/model/training_args.h"
 #include "framework/model/training_progress.h"
@@ -96,6 +97,11 @@ class Model : public Layer {
   Tensor distributed_predict_step(const data::Element& batch, int64_t& global_size);
   // The current values of "loss" and the compiled metrics.
   Logs metrics_logs() const;
+  // Where the model's steps run without a strategy: the default device (DeviceScope) when the
+  // model was created, or when it was compiled if it had no weights yet. fit / evaluate /
+  // predict move each batch there (a GPU: through pinned memory, asynchronously). Under a
+  // strategy, every replica runs on its own device instead.
+  Device device() const { return device_; }
   // Internal: what compile() set up (null before compile), for saving and the trainer.
   const std::shared_ptr<CompiledState>& compiled_state() const { return compiled_; }
   void reset_metrics();
@@ -161,6 +167,7 @@ class Model : public Layer {
   std::optional<ResumePoint> resume_point_;
   distribute::Strategy* strategy_ = nullptr;
   std::weak_ptr<const bool> strategy_alive_;  // expires with the strategy
+  Device device_ = default_device();  // see device()
 };
 
 }  // namespace strata

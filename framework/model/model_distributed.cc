@@ -4,6 +4,7 @@
 // runs on every replica at once (strategy.run), each on its slice.
 #include <functional>
 
+#include "framework/core/device_scope.h"
 #include "framework/model/model.h"
 #include "framework/strategy/batch_split.h"
 #include "framework/strategy/replica_context.h"
@@ -24,6 +25,14 @@ distribute::DistributedBatch run_on_replicas(
     step(r, split.per_replica[size_t(r)]);
   });
   return split;
+}
+
+// A batch's tensors on `device` (the host's pinned staging makes a GPU copy asynchronous).
+data::Element on_device(const data::Element& batch, Device device) {
+  data::Element out;
+  out.reserve(batch.size());
+  for (const Tensor& t : batch) out.push_back(t.defined() ? t.to(device) : t);
+  return out;
 }
 
 }  // namespace
@@ -51,21 +60,30 @@ void Model::remember_strategy() {
 
 void Model::distributed_train_step(const data::Element& batch, int64_t& global_size) {
   distribute::Strategy* strategy = distribute_strategy();
-  if (strategy == nullptr) return train_step(batch);
+  if (strategy == nullptr) {
+    DeviceScope scope(device_);
+    return train_step(on_device(batch, device_));
+  }
   run_on_replicas(*strategy, batch, global_size, "Model.fit",
                   [this](int, const data::Element& b) { train_step(b); });
 }
 
 void Model::distributed_test_step(const data::Element& batch, int64_t& global_size) {
   distribute::Strategy* strategy = distribute_strategy();
-  if (strategy == nullptr) return test_step(batch);
+  if (strategy == nullptr) {
+    DeviceScope scope(device_);
+    return test_step(on_device(batch, device_));
+  }
   run_on_replicas(*strategy, batch, global_size, "Model.evaluate",
                   [this](int, const data::Element& b) { test_step(b); });
 }
 
 Tensor Model::distributed_predict_step(const data::Element& batch, int64_t& global_size) {
   distribute::Strategy* strategy = distribute_strategy();
-  if (strategy == nullptr) return predict_step(batch);
+  if (strategy == nullptr) {
+    DeviceScope scope(device_);
+    return predict_step(on_device(batch, device_));
+  }
   std::vector<Tensor> outputs(size_t(strategy->num_replicas_in_sync()));
   const distribute::DistributedBatch split =
       run_on_replicas(*strategy, batch, global_size, "Model.predict",

@@ -10,6 +10,7 @@
 #include "framework/callbacks/progbar_logger.h"
 #include "framework/model/compiled_state.h"
 #include "framework/model/epoch_iterator.h"
+#include "framework/core/device_scope.h"
 #include "framework/model/model.h"
 #include "framework/model/termination_signals.h"
 #include "framework/autograd/grad_mode.h"
@@ -54,7 +55,9 @@ static Logs run_evaluation(Model& model, EpochIterator& it, CallbackList& callba
   while (auto batch = it.next()) {
     callbacks.on_test_batch_begin(step, Logs());
     model.distributed_test_step(*batch, global_size);
-    callbacks.on_test_batch_end(step, model.metrics_logs());
+    const Logs logs = Logs::deferred([&model] { return model.metrics_logs(); });
+    callbacks.on_test_batch_end(step, logs);
+    logs.resolve_if_shared();
     ++step;
   }
   Logs logs = model.metrics_logs();
@@ -87,6 +90,7 @@ History Model::run_fit(EpochIterator& train, EpochIterator* validation, const Fi
   if (!built()) {
     if (std::optional<data::Element> first = train.peek()) {
       NoGradGuard no_grad;
+      DeviceScope on_device(device());
       predict_step(*first);
     }
   }
@@ -122,7 +126,12 @@ History Model::run_fit(EpochIterator& train, EpochIterator* validation, const Fi
       if (step % every == 0) callbacks.on_train_batch_begin(step, Logs());
       distributed_train_step(*batch, global_size);
       progress_.step = step + 1;
-      if (report) callbacks.on_train_batch_end(step, metrics_logs());
+      if (report) {
+        // Read from the device only if a callback looks (logs.h).
+        const Logs logs = Logs::deferred([this] { return metrics_logs(); });
+        callbacks.on_train_batch_end(step, logs);
+        logs.resolve_if_shared();
+      }
       ++step;
       if (const int sig = TerminationSignalScope::pending()) {
         callbacks.on_preemption(sig);
@@ -231,7 +240,8 @@ Tensor predict_loop(Model& model, EpochIterator& it, const PredictOptions& o) {
   int64_t global_size = it.batch_size();
   while (auto batch = it.next()) {
     callbacks.on_predict_batch_begin(step, Logs());
-    outputs.push_back(model.distributed_predict_step(*batch, global_size));
+    // Returned on the host, as Keras returns NumPy arrays (and GPU memory stays free).
+    outputs.push_back(model.distributed_predict_step(*batch, global_size).to(Device::cpu()));
     callbacks.on_predict_batch_end(step, Logs());
     ++step;
   }

@@ -8,9 +8,11 @@
 #include "framework/model/compiled_state.h"
 #include "framework/model/functional_graph.h"
 #include "framework/model/model.h"
+#include "framework/mixed_precision/global_policy.h"
 #include "framework/ops/creation.h"
 #include "framework/ops/math_ops.h"
 #include "framework/ops/shape_ops.h"
+#include "framework/optimizers/loss_scale_optimizer.h"
 #include "framework/optimizers/optimizer_factory.h"
 #include "framework/strategy/gradient_reducer.h"
 #include "framework/strategy/replica_context.h"
@@ -31,6 +33,7 @@ void Model::compile(OptimizerArg optimizer, LossArg loss, std::vector<MetricArg>
 
 void Model::compile(const CompileOptions& options) {
   remember_strategy();
+  if (weights().empty()) device_ = default_device();  // not built yet: compile's scope places it
   // The optimizer's variables belong to the model's strategy even when compile() is called
   // outside its scope.
   std::optional<distribute::Strategy::Scope> scope;
@@ -38,6 +41,14 @@ void Model::compile(const CompileOptions& options) {
   auto state = std::make_shared<CompiledState>();
   state->optimizer = options.optimizer_.object ? options.optimizer_.object
                                                : optimizers::get(options.optimizer_.name);
+  // float16 gradients underflow without loss scaling: Keras 3 wraps the optimizer here.
+  const bool float16_policy = dtype_policy().name() == "mixed_float16" ||
+                              mixed_precision::global_policy().name() == "mixed_float16";
+  if (options.auto_scale_loss_ && float16_policy &&
+      !std::dynamic_pointer_cast<optimizers::LossScaleOptimizer>(state->optimizer)) {
+    state->optimizer = std::make_shared<optimizers::LossScaleOptimizer>(
+        state->optimizer, optimizers::LossScaleOptimizerOptions().name("loss_scale_optimizer"));
+  }
   const size_t outputs = output_count(*this, graph_);
   if (options.loss_.empty()) {
     throw ValueError("Model.compile: no loss given; pass one, e.g. compile(\"adam\", "
@@ -213,8 +224,11 @@ void Model::train_step(const data::Element& batch) {
   std::vector<Tensor> y_pred = call_outputs(u.x, /*training=*/true);
   Tensor loss = compute_loss(u.y, y_pred, u.sample_weight);
   const std::vector<VariablePtr> vars = trainable_variables();
+  // Mixed float16: the gradients of the scaled loss, which its LossScaleOptimizer unscales.
+  const auto* scaler = dynamic_cast<optimizers::LossScaleOptimizer*>(compiled_->optimizer.get());
+  const Tensor target = scaler ? scaler->scale_loss(loss) : loss;
   // Summed over the replicas (in buckets, during the backward pass) under a strategy.
-  std::vector<Tensor> grads = distribute::compute_reduced_gradients(tape, loss, vars);
+  std::vector<Tensor> grads = distribute::compute_reduced_gradients(tape, target, vars);
   compiled_->optimizer->apply_gradients(grads, vars, /*skip_gradients_aggregation=*/true);
   update_metrics(u.y, y_pred, u.sample_weight, loss);
 }

@@ -7,6 +7,7 @@ namespace strata {
 
 Sequential::Sequential(std::vector<std::shared_ptr<Layer>> layers, const std::string& name)
     : Model(name.empty() ? unique_layer_name("sequential") : name) {
+  set_autocast_inputs(false);  // each layer casts its own inputs (a float32 layer stays float32)
   for (auto& l : layers) add(std::move(l));
 }
 

@@ -59,6 +59,9 @@ struct CompileOptions {
   std::vector<MetricArg> metrics_;     // applied to every output
   std::vector<double> loss_weights_;   // one per output
   int steps_per_execution_ = 1;
+  // Keras' auto_scale_loss: under a "mixed_float16" policy the optimizer is wrapped in a
+  // LossScaleOptimizer (unless it is one already).
+  bool auto_scale_loss_ = true;
 
   CompileOptions& optimizer(OptimizerArg o) { optimizer_ = std::move(o); return *this; }
   CompileOptions& loss(LossArg l) { loss_ = {std::move(l)}; return *this; }
@@ -66,6 +69,7 @@ struct CompileOptions {
   CompileOptions& metrics(std::vector<MetricArg> m) { metrics_ = std::move(m); return *this; }
   CompileOptions& loss_weights(std::vector<double> w) { loss_weights_ = std::move(w); return *this; }
   CompileOptions& steps_per_execution(int n) { steps_per_execution_ = n; return *this; }
+  CompileOptions& auto_scale_loss(bool b) { auto_scale_loss_ = b; return *this; }
 };
 
 struct FitOptions {

@@ -9,11 +9,19 @@
 #include "framework/ops/math_ops.h"
 #include "framework/ops/nn_ops.h"
 #include "framework/ops/op_checks.h"
+#include "framework/ops/shape_ops.h"
 
 namespace strata {
 namespace {
 
 using namespace ops_detail;
+
+bool is_16bit(DType d) { return d == DType::kFloat16 || d == DType::kBFloat16; }
+
+// The dtype of the per-channel parameters and statistics for x: float32 for float32 x, and also
+// for float16 / bfloat16 x (mixed precision: cuDNN and oneDNN keep 16-bit data's scale, shift,
+// mean and variance in float32, and so does Keras).
+DType param_dtype(const Tensor& x) { return is_16bit(x.dtype()) ? DType::kFloat32 : x.dtype(); }
 
 // Validates x [..., C] and per-channel parameters of shape [C].
 void check_batch_norm_args(const char* op, const Tensor& x, float epsilon,
@@ -22,7 +30,10 @@ void check_batch_norm_args(const char* op, const Tensor& x, float epsilon,
     throw ShapeError(std::string(op) + ": expected x of rank >= 1 (channels last), got " +
                      x.shape().to_string());
   }
-  require_float32(x, op);
+  if (x.dtype() != DType::kFloat32 && !is_16bit(x.dtype())) {
+    throw DTypeError(std::string(op) + ": expected x of dtype float32, float16 or bfloat16, got " +
+                     dtype_name(x.dtype()));
+  }
   if (!(epsilon >= 0.0f)) {
     throw ValueError(std::string(op) + ": epsilon must be >= 0, got " + std::to_string(epsilon));
   }
@@ -33,9 +44,12 @@ void check_batch_norm_args(const char* op, const Tensor& x, float epsilon,
                        "] (x's channels), got " + t->shape().to_string() + " for x " +
                        x.shape().to_string());
     }
-    if (t->dtype() != x.dtype()) {
-      throw DTypeError(std::string(op) + ": " + name + " must be " + dtype_name(x.dtype()) +
-                       ", got " + dtype_name(t->dtype()));
+    if (t->dtype() != param_dtype(x)) {
+      throw DTypeError(std::string(op) + ": " + name + " must be " +
+                       dtype_name(param_dtype(x)) + " for x of dtype " + dtype_name(x.dtype()) +
+                       ", got " + dtype_name(t->dtype()) +
+                       (is_16bit(x.dtype()) ? " (16-bit x takes float32 parameters and statistics)"
+                                            : ""));
     }
     check_same_device(*t, x, op, std::string(name) + " and x");
   }
@@ -57,8 +71,8 @@ BatchNormResult batch_norm_training(const Tensor& x, const Tensor& gamma, const 
   const int64_t c = x.dim(-1);
   BatchNormResult r;
   r.y = Tensor::empty(x.shape(), x.dtype(), x.device());
-  r.mean = Tensor::empty(Shape{c}, x.dtype(), x.device());
-  r.variance = Tensor::empty(Shape{c}, x.dtype(), x.device());
+  r.mean = Tensor::empty(Shape{c}, gamma.dtype(), x.device());
+  r.variance = Tensor::empty(Shape{c}, gamma.dtype(), x.device());
   const Tensor relu_workspace = backend_for(x).batch_norm_training(
       x, gamma, beta, epsilon, fuse_relu, r.y, r.mean, r.variance);
   autograd::record(
@@ -89,16 +103,18 @@ Tensor batch_norm_inference(const Tensor& x, const Tensor& gamma, const Tensor& 
   Tensor y = Tensor::empty(x.shape(), x.dtype(), x.device());
   backend_for(x).batch_norm_inference(x, gamma, beta, moving_mean, moving_variance, epsilon, y);
   // y = gamma * (x - mean) * rsqrt(var + eps) + beta with constant statistics:
-  // dx = dy * gamma * inv, dgamma = sum(dy * (x - mean) * inv), dbeta = sum(dy).
+  // dx = dy * gamma * inv, dgamma = sum(dy * (x - mean) * inv), dbeta = sum(dy). Computed in the
+  // parameters' dtype (float32 for 16-bit x); dx goes back to x's.
   autograd::record(
       y, "batch_norm_inference", {x, gamma, beta},
       [x = x.alias(), gamma = gamma.alias(), mean = moving_mean.alias(),
        variance = moving_variance.alias(),
-       epsilon](const Tensor& dy, const autograd::NeedsGrad& needs) -> std::vector<Tensor> {
+       epsilon](const Tensor& dy_in, const autograd::NeedsGrad& needs) -> std::vector<Tensor> {
+        const Tensor dy = cast(dy_in, gamma.dtype());
         const Tensor inv = rsqrt(add(variance, double(epsilon)));
         Tensor dx, dgamma, dbeta;
-        if (needs[0]) dx = dy * (gamma * inv);
-        if (needs[1]) dgamma = sum_rows(dy * ((x - mean) * inv));
+        if (needs[0]) dx = cast(dy * (gamma * inv), x.dtype());
+        if (needs[1]) dgamma = sum_rows(dy * ((cast(x, gamma.dtype()) - mean) * inv));
         if (needs[2]) dbeta = sum_rows(dy);
         return {dx, dgamma, dbeta};
       });

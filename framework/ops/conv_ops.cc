@@ -31,12 +31,12 @@ void check_positive(std::pair<int, int> p, const char* what, const char* op) {
   }
 }
 
-void check_float32_nhwc(const Tensor& x, const char* op) {
+void check_nhwc(const Tensor& x, const char* op) {
   if (x.rank() != 4) {
     throw ShapeError(std::string(op) + ": expected x of rank 4 (NHWC), got " +
                      x.shape().to_string());
   }
-  require_float32(x, op);
+  require_nn_float(x, op);
 }
 
 // Output shape and padding of a 2-D window op on x.
@@ -65,7 +65,7 @@ void set_strides_and_padding(Params& p, std::pair<int, int> strides, const Geome
 
 Tensor pool2d(PoolKind kind, const char* op, const Tensor& x, std::pair<int, int> pool_size,
               std::pair<int, int> strides, const std::string& padding) {
-  check_float32_nhwc(x, op);
+  check_nhwc(x, op);
   check_positive(pool_size, "pool_size", op);
   check_positive(strides, "strides", op);
   const Geometry2D g =
@@ -128,8 +128,12 @@ Tensor conv2d(const Tensor& x, const Tensor& filters, std::pair<int, int> stride
     throw ShapeError("conv2d: expected x of rank 4 (NHWC) and filters of rank 4 (HWIO), got x " +
                      both);
   }
-  if (x.dtype() != DType::kFloat32 || filters.dtype() != DType::kFloat32) {
-    throw DTypeError(std::string("conv2d: expected float32 x and filters, got ") +
+  // float32, or float16 / bfloat16 for mixed precision; x and filters alike.
+  const DType dt = x.dtype();
+  const bool nn_float = dt == DType::kFloat32 || dt == DType::kFloat16 || dt == DType::kBFloat16;
+  if (!nn_float || filters.dtype() != dt) {
+    throw DTypeError(std::string("conv2d: expected x and filters of the same dtype, float32, "
+                                 "float16 or bfloat16, got ") +
                      dtype_name(x.dtype()) + " and " + dtype_name(filters.dtype()) + " for x " +
                      both);
   }

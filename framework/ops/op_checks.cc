@@ -49,6 +49,14 @@ void require_float32(const Tensor& x, const char* op) {
   }
 }
 
+void require_nn_float(const Tensor& x, const char* op) {
+  const DType d = x.dtype();
+  if (d != DType::kFloat32 && d != DType::kFloat16 && d != DType::kBFloat16) {
+    throw DTypeError(std::string(op) + ": expected x of dtype float32, float16 or bfloat16, got " +
+                     dtype_name(d) + " for " + x.shape().to_string());
+  }
+}
+
 void check_index_dtype(const Tensor& indices, const char* op, const char* what) {
   if (indices.dtype() != DType::kInt32 && indices.dtype() != DType::kInt64) {
     throw DTypeError(std::string(op) + ": " + what + " must be int32 or int64, got " +

@@ -33,6 +33,10 @@ void require_bool(const Tensor& x, const char* op);
 // take their data operand as x).
 void require_float32(const Tensor& x, const char* op);
 
+// DTypeError unless x is float32, float16 or bfloat16: the dtypes the neural-network kernels
+// (convolution, pooling) take, 16-bit ones for mixed precision.
+void require_nn_float(const Tensor& x, const char* op);
+
 // DTypeError unless `indices` is int32 or int64; `what` names the operand in the message.
 void check_index_dtype(const Tensor& indices, const char* op, const char* what = "indices");
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <sstream>
+#include <unordered_set>
 
 #include "framework/autograd/grad_mode.h"
 #include "framework/backend/backend.h"
@@ -55,6 +56,10 @@ Optimizer::Optimizer(const std::string& class_name, LearningRate learning_rate,
   spec.dtype = DType::kInt64;
   spec.trainable = false;
   spec.aggregation = VariableAggregation::kOnlyFirstReplica;
+  // The step count lives in host memory (unless a strategy keeps a copy per replica): it is read
+  // every step (schedules, Adam's bias correction), and reading a GPU value would wait for the
+  // GPU to finish the step.
+  spec.device = Device::cpu();
   iterations_ = create_variable(spec);
 }
 
@@ -258,6 +263,26 @@ void Optimizer::apply_gradients(const std::vector<Tensor>& grads,
   base.step = step + 1;
   base.clip_value = config_.clipvalue ? float(*config_.clipvalue) : 0.0f;
 
+  // Variables sharing device, dtype and hyper-parameters (the clipnorm scale and the decay are
+  // per variable) are updated by one optimizer_update_many call: a GPU updates them in a few
+  // multi-tensor launches instead of one launch each.
+  struct Group {
+    OptimizerUpdate u;
+    std::vector<Tensor*> vars;
+    std::vector<Tensor> grads;
+    std::vector<std::vector<Tensor>> slots;
+  };
+  std::vector<Group> groups;
+  std::unordered_set<const Tensor*> queued;  // variables in `groups`, to keep a repeated one in order
+  const auto flush = [&] {
+    for (Group& g : groups) {
+      std::vector<std::vector<Tensor>*> slot_ptrs;
+      for (std::vector<Tensor>& s : g.slots) slot_ptrs.push_back(&s);
+      backend_for(*g.vars[0]).optimizer_update_many(g.u, g.vars, g.grads, slot_ptrs);
+    }
+    groups.clear();
+    queued.clear();
+  };
   for (size_t i = 0; i < work.size(); ++i) {
     const VariablePtr& var = work[i].second;
     if (!updates_here(*var)) continue;
@@ -271,8 +296,19 @@ void Optimizer::apply_gradients(const std::vector<Tensor>& grads,
     OptimizerUpdate u = base;
     u.grad_scale = float(scales[i]);
     u.weight_decay = decays(*var) ? float(*config_.weight_decay) : 0.0f;
-    backend_for(storage).optimizer_update(u, storage, grad, slot_storage);
+    // A variable listed twice gets its updates in list order: send what is queued first.
+    if (queued.count(&storage)) flush();
+    queued.insert(&storage);
+    auto g = std::find_if(groups.begin(), groups.end(), [&](const Group& x) {
+      return x.vars[0]->device() == storage.device() && x.vars[0]->dtype() == storage.dtype() &&
+             x.u.grad_scale == u.grad_scale && x.u.weight_decay == u.weight_decay;
+    });
+    if (g == groups.end()) g = groups.insert(groups.end(), Group{u, {}, {}, {}});
+    g->vars.push_back(&storage);
+    g->grads.push_back(grad);
+    g->slots.push_back(std::move(slot_storage));
   }
+  flush();
   // Every replica assigns the step: the variable combines it (one write for a central copy).
   iterations_->assign(Tensor::scalar<int64_t>(step + 1));
   // The shared copies are complete before any replica reads them again.

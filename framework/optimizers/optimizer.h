@@ -38,17 +38,20 @@ class Optimizer {
   // did (Keras' argument; the trainer all-reduces in buckets during the backward pass). Then
   // variables with one copy per replica (mirrored) are updated by every replica on its copy, and
   // variables with a single copy (central storage) by replica 0 alone, between barriers.
-  void apply_gradients(const std::vector<Tensor>& grads, const std::vector<VariablePtr>& vars,
-                       bool skip_gradients_aggregation = false);
+  // Virtual (with the accessors below) so that a wrapper such as LossScaleOptimizer can stand in
+  // for the optimizer it wraps wherever an Optimizer is expected.
+  virtual void apply_gradients(const std::vector<Tensor>& grads,
+                               const std::vector<VariablePtr>& vars,
+                               bool skip_gradients_aggregation = false);
   void apply_gradients(const std::vector<std::pair<Tensor, VariablePtr>>& grads_and_vars,
                        bool skip_gradients_aggregation = false);
 
   // Creates the slot variables of `vars` now rather than on their first update.
-  void build(const std::vector<VariablePtr>& vars);
+  virtual void build(const std::vector<VariablePtr>& vars);
 
   // Keras's exclude_from_weight_decay(var_names=...): variables whose name contains any of
   // these strings are not decayed.
-  void exclude_from_weight_decay(std::vector<std::string> var_names);
+  virtual void exclude_from_weight_decay(std::vector<std::string> var_names);
 
   const std::string& name() const { return name_; }
   // Keras' class name: "SGD", "Adam", "AdamW", "RMSprop", "Adagrad".
@@ -58,23 +61,23 @@ class Optimizer {
   // ...the subclass's hyper-parameters}. optimizers::deserialize() rebuilds from it.
   virtual Json get_config() const;
   // The number of updates applied so far: an int64 scalar Variable named "<name>/iter".
-  const VariablePtr& iterations() const { return iterations_; }
+  virtual const VariablePtr& iterations() const { return iterations_; }
   // iterations() read as a number.
-  int64_t iteration_count() const;
+  virtual int64_t iteration_count() const;
   // The learning rate the next update will use (the schedule evaluated at iterations()).
-  double learning_rate() const;
+  virtual double learning_rate() const;
   // Replaces the learning rate. Setting a constant on an optimizer created with a schedule is a
   // ValueError, as in Keras; setting a new schedule is allowed.
-  void set_learning_rate(LearningRate learning_rate);
-  const std::shared_ptr<LearningRateSchedule>& learning_rate_schedule() const {
+  virtual void set_learning_rate(LearningRate learning_rate);
+  virtual const std::shared_ptr<LearningRateSchedule>& learning_rate_schedule() const {
     return learning_rate_.schedule();
   }
   const OptimizerConfig& config() const { return config_; }
 
   // iterations() first, then every slot variable in creation order.
-  std::vector<VariablePtr> variables() const;
+  virtual std::vector<VariablePtr> variables() const;
   // The slot named `slot` ("m", "v", "momentum", ...) of `var`; null when not created yet.
-  VariablePtr get_slot(const VariablePtr& var, const std::string& slot) const;
+  virtual VariablePtr get_slot(const VariablePtr& var, const std::string& slot) const;
 
  protected:
   Optimizer(const std::string& class_name, LearningRate learning_rate,

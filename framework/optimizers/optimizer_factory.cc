@@ -7,6 +7,7 @@
 #include "framework/optimizers/adagrad.h"
 #include "framework/optimizers/adam.h"
 #include "framework/optimizers/adamw.h"
+#include "framework/optimizers/loss_scale_optimizer.h"
 #include "framework/optimizers/rmsprop.h"
 #include "framework/optimizers/sgd.h"
 
@@ -102,6 +103,22 @@ std::shared_ptr<Optimizer> deserialize(const Json& config) {
                  .centered(c.get("centered", Json(false)).as_bool());
     return std::make_shared<RMSprop>(learning_rate_of(c, 0.001), o);
   }
+  if (key == "lossscaleoptimizer") {
+    // Keras 3's config; Keras 2's also says "dynamic": true (the only kind Keras 3 has).
+    if (!c.get("dynamic", Json(true)).as_bool()) {
+      throw ValueError("optimizers::deserialize: LossScaleOptimizer with dynamic=false is not "
+                       "supported (as in Keras 3); use the inner optimizer alone");
+    }
+    if (!c.contains("inner_optimizer")) {
+      throw ValueError("optimizers::deserialize: LossScaleOptimizer config lacks "
+                       "\"inner_optimizer\": " + c.dump());
+    }
+    LossScaleOptimizerOptions o;
+    if (c.contains("name") && c.at("name").is_string()) o.name(c.at("name").as_string());
+    o.initial_scale(number_or(c, "initial_scale", 32768.0))
+        .dynamic_growth_steps(c.get("dynamic_growth_steps", Json(int64_t(2000))).as_int());
+    return std::make_shared<LossScaleOptimizer>(deserialize(c.at("inner_optimizer")), o);
+  }
   if (key == "adagrad") {
     auto o = base_options<AdagradOptions>(c)
                  .initial_accumulator_value(number_or(c, "initial_accumulator_value", 0.1))
@@ -109,7 +126,7 @@ std::shared_ptr<Optimizer> deserialize(const Json& config) {
     return std::make_shared<Adagrad>(learning_rate_of(c, 0.001), o);
   }
   throw ValueError("optimizers::deserialize: unknown optimizer class '" + cls +
-                   "'; known: Adagrad, Adam, AdamW, RMSprop, SGD");
+                   "'; known: Adagrad, Adam, AdamW, LossScaleOptimizer, RMSprop, SGD");
 }
 
 std::shared_ptr<Optimizer> get(const std::string& identifier) {

@@ -3,8 +3,10 @@
 #include "framework/autograd/grad_mode.h"
 #include "framework/autograd/node.h"
 #include "framework/backend/backend.h"
+#include "framework/mixed_precision/autocast.h"
 #include "framework/ops/creation.h"
 #include "framework/ops/math_ops.h"
+#include "framework/ops/shape_ops.h"
 
 namespace strata {
 
@@ -49,6 +51,7 @@ Variable::Variable(const VariableSpec& spec)
       trainable_(spec.trainable),
       aggregation_(spec.aggregation),
       synchronization_(spec.synchronization),
+      autocast_(spec.autocast),
       storage_(initial_tensor(spec)),
       leaf_(std::make_shared<autograd::Node>(spec.name)) {}
 
@@ -58,7 +61,8 @@ Variable::Variable(const VariableSpec& spec, NoStorage)
       dtype_(spec.dtype),
       trainable_(spec.trainable),
       aggregation_(spec.aggregation),
-      synchronization_(spec.synchronization) {}
+      synchronization_(spec.synchronization),
+      autocast_(spec.autocast) {}
 
 Variable::~Variable() = default;
 
@@ -70,6 +74,11 @@ Tensor Variable::make_read(const Tensor& storage, const std::shared_ptr<autograd
                      ((trainable_ && autograd::should_watch_variables()) ||
                       (watched_ && autograd::is_recording()));
   if (track) t.set_grad_node(leaf);
+  // The one place variables become tensors, so the one place mixed precision casts them.
+  if (autocast_ && is_floating(dtype_)) {
+    const std::optional<DType> compute = mixed_precision::autocast_dtype();
+    if (compute && is_floating(*compute) && *compute != dtype_) return cast(t, *compute);
+  }
   return t;
 }
 

@@ -36,6 +36,9 @@ struct VariableSpec {
   VariableAggregation aggregation = VariableAggregation::kNone;
   VariableSynchronization synchronization = VariableSynchronization::kAuto;
   Device device = default_device();  // the device scope's (see device_scope.h)
+  // Read in the compute dtype inside a mixed-precision layer's call (mixed_precision/autocast.h);
+  // off for state that must stay in its own dtype (BatchNormalization's statistics).
+  bool autocast = true;
 };
 
 class Variable {
@@ -53,13 +56,16 @@ class Variable {
   void set_trainable(bool trainable) { trainable_ = trainable; }
   VariableAggregation aggregation() const { return aggregation_; }
   VariableSynchronization synchronization() const { return synchronization_; }
+  bool autocast() const { return autocast_; }
   virtual Device device() const;
   // True for distributed variables that keep one copy per replica (MirroredStrategy's): each
   // replica updates its own copy. False for plain variables and single central copies.
   virtual bool has_replica_copies() const { return false; }
 
   // The current value to compute with. While a GradientTape that watches accessed variables is
-  // active (or after tape.watch(variable)), reads of a trainable variable are recorded.
+  // active (or after tape.watch(variable)), reads of a trainable variable are recorded. Inside a
+  // mixed-precision layer's call a floating variable with autocast() comes back cast to the
+  // layer's compute dtype (a differentiable cast: gradients reach the variable in its dtype).
   virtual Tensor value() const;
   // The value as a new tensor that later assignments do not change.
   Tensor read_value() const;
@@ -91,6 +97,7 @@ class Variable {
   bool trainable_;
   VariableAggregation aggregation_;
   VariableSynchronization synchronization_;
+  bool autocast_;
   mutable bool watched_ = false;
 
  private:

@@ -10,6 +10,9 @@ Hashing::Hashing(int64_t num_bins, const HashingOptions& options)
     throw ValueError("Hashing: the `num_bins` for `Hashing` cannot be `None` or non-positive "
                      "values. Received: num_bins=" + std::to_string(num_bins));
   }
+  // Its output is int64 bins (Keras gives it an int64 policy): float inputs must reach the hash
+  // unrounded, so nothing is cast to 16 bits under a mixed global policy.
+  set_dtype_policy("int64");
 }
 
 int64_t Hashing::hash_bin(const std::string& s) const {
@@ -70,7 +73,7 @@ Tensor Hashing::call(const Tensor& x, bool) {
 
 Json Hashing::get_config() const {
   Json c = Layer::get_config();
-  c.set("dtype", "int64");
+  c.set("dtype", "int64");  // the policy's name, written plainly as Keras 2 did
   c.set("num_bins", num_bins_);
   if (options_.salt_) {
     c.set("salt", Json(std::vector<int64_t>{int64_t(options_.salt_->first),

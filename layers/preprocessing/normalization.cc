@@ -89,6 +89,7 @@ void Normalization::build(const Shape& input_shape) {
     w.initializer = std::move(init);
     w.dtype = dtype;
     w.trainable = false;
+    w.autocast = false;  // statistics stay float32: call() normalises in float32
     return w;
   };
   mean_var_ = add_weight("mean", stats_shape_, state(initializers::zeros(), float32));
@@ -167,8 +168,11 @@ Tensor Normalization::call(const Tensor& x, bool) {
   }
   Tensor xf = x.dtype() == float32 ? x : cast(x, float32);
   Tensor scale = maximum(sqrt(variance()), full(Shape{}, kEpsilon));
-  if (options_.invert_) return add(mean(), multiply(xf, scale));
-  return divide(subtract(xf, mean()), scale);
+  Tensor y = options_.invert_ ? add(mean(), multiply(xf, scale)) : divide(subtract(xf, mean()), scale);
+  // Normalised in float32 (raw feature values and statistics lose nothing there), returned in
+  // the compute dtype under a mixed policy.
+  const DType out = is_floating(compute_dtype()) ? compute_dtype() : float32;
+  return y.dtype() == out ? y : cast(y, out);
 }
 
 Json Normalization::get_config() const {

@@ -18,7 +18,10 @@ Rescaling::Rescaling(double scale, double offset, const std::string& name)
 Tensor Rescaling::call(const Tensor& x, bool) {
   Tensor xf = x.dtype() == float32 ? x : cast(x, float32);
   Tensor y = multiply(xf, scale_);
-  return offset_ == 0.0 ? y : add(y, offset_);
+  if (offset_ != 0.0) y = add(y, offset_);
+  // Computed in float32 (raw pixel values lose nothing), returned in the compute dtype as Keras.
+  const DType out = is_floating(compute_dtype()) ? compute_dtype() : float32;
+  return y.dtype() == out ? y : cast(y, out);
 }
 
 Json Rescaling::get_config() const {

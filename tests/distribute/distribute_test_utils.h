@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <strata/strata.h>
@@ -79,6 +80,26 @@ inline void expect_weights_near(const std::vector<Tensor>& a, const std::vector<
     }
     EXPECT_EQ(bad, 0u) << "weight " << w << ": " << bad << " of " << va.size()
                        << " elements differ, worst by " << worst;
+  }
+}
+
+// Runs body(rank, communicator) on one thread per rank of `group`; rethrows the first error.
+inline void on_ranks(distribute::CommunicatorGroup& group,
+                     const std::function<void(int, distribute::Communicator&)>& body) {
+  std::vector<std::thread> threads;
+  std::vector<std::exception_ptr> errors(size_t(group.world_size()));
+  for (int r = 0; r < group.world_size(); ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        body(r, *group.communicator(r));
+      } catch (...) {
+        errors[size_t(r)] = std::current_exception();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (auto& e : errors) {
+    if (e) std::rethrow_exception(e);
   }
 }
 

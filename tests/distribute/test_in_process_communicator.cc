@@ -8,29 +8,13 @@
 
 #include <strata/strata.h>
 
+#include "tests/distribute/distribute_test_utils.h"
 #include "support/test_helpers.h"
 
 namespace strata::distribute {
 namespace {
 
-// Runs body(rank, communicator) on one thread per rank; rethrows the first error.
-void on_ranks(InProcessGroup& group, const std::function<void(int, Communicator&)>& body) {
-  std::vector<std::thread> threads;
-  std::vector<std::exception_ptr> errors(size_t(group.world_size()));
-  for (int r = 0; r < group.world_size(); ++r) {
-    threads.emplace_back([&, r] {
-      try {
-        body(r, *group.communicator(r));
-      } catch (...) {
-        errors[size_t(r)] = std::current_exception();
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  for (auto& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
-}
+using testing::on_ranks;
 
 // Rank r's input: values that make the reduction order visible in float32 rounding.
 Tensor input_of(int rank) {

@@ -34,7 +34,7 @@ void expect_gradients_match(const char* name,
       if (is_floating(x.dtype())) tape.watch(x);
     }
     const Tensor y = f(watched);
-    weights = random_uniform(y.shape(), 0.5, 1.5, y.dtype(), /*seed=*/1234);
+    weights = random_uniform(y.shape(), 0.5, 1.5, y.dtype(), /*seed=*/1234).to(y.device());
     const Tensor loss = reduce_sum(y * weights);
     analytic = tape.gradient(loss, watched, Tensor(), UnconnectedGradients::kZero);
   }
@@ -52,8 +52,11 @@ void expect_gradients_match(const char* name,
       std::vector<double> vp = base, vm = base;
       vp[i] += options.epsilon;
       vm[i] -= options.epsilon;
-      plus[k] = Tensor::from_vector(vp, inputs[k].shape()).cast(inputs[k].dtype());
-      minus[k] = Tensor::from_vector(vm, inputs[k].shape()).cast(inputs[k].dtype());
+      // Built on the host, then moved to the input's device (a GPU gradient check).
+      plus[k] = Tensor::from_vector(vp, inputs[k].shape()).cast(inputs[k].dtype()).to(
+          inputs[k].device());
+      minus[k] = Tensor::from_vector(vm, inputs[k].shape()).cast(inputs[k].dtype()).to(
+          inputs[k].device());
       // The step actually taken after rounding to the input dtype.
       const double step = plus[k].to_vector<double>()[i] - minus[k].to_vector<double>()[i];
       const double numeric =

@@ -1,0 +1,17 @@
+// nccl_support.h for builds without NCCL.
+#ifndef STRATA_WITH_NCCL
+#include "distribute/nccl_support.h"
+
+namespace strata::distribute {
+
+bool nccl_available() { return false; }
+std::string nccl_version() { return ""; }
+
+std::unique_ptr<CommunicatorGroup> make_nccl_group(const std::vector<Device>&) {
+  throw ValueError("NcclAllReduce: this build of Strata has no NCCL (configure found no CUDA "
+                   "backend or no NCCL; see the cmake output); use ReductionToOneDevice or "
+                   "HierarchicalCopyAllReduce");
+}
+
+}  // namespace strata::distribute
+#endif
