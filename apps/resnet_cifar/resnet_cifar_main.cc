@@ -172,7 +172,11 @@ static int run(int argc, char** argv) {
       "not available yet). Default: ReductionToOneDevice.",
       {"hierarchical_copy", "nccl"});
   int64_t& num_packs = flags.add_int("num_packs", 1, "With --all_reduce_alg: the number of packs (>= 1).");
-  std::string& dtype = flags.add_string("dtype", "fp32", "Compute dtype.", {"fp32", "fp16", "bf16"});
+  std::string& dtype = flags.add_string(
+      "dtype", "fp32",
+      "Compute dtype: fp16 / bf16 set the Keras mixed-precision policy mixed_float16 / "
+      "mixed_bfloat16 (16-bit compute, float32 variables; fp16 adds dynamic loss scaling).",
+      {"fp32", "fp16", "bf16"});
   int64_t& seed = flags.add_int("seed", 42, "Random seed (weights, shuffling, augmentation).");
   flags.parse(argc, argv);
 
@@ -198,10 +202,6 @@ static int run(int argc, char** argv) {
     throw apps::FlagError("--all_reduce_alg applies to --distribution_strategy=mirrored only");
   }
   if (num_packs < 1) throw apps::FlagError("--num_packs must be >= 1, got " + std::to_string(num_packs));
-  if (dtype != "fp32") {
-    throw apps::FlagError("--dtype=" + dtype + " is not supported yet (mixed precision arrives "
-                          "later); use --dtype=fp32");
-  }
   if (!use_synthetic_data && batch_size > resnet_cifar::kNumTrainImages) {
     throw apps::FlagError("--batch_size " + std::to_string(batch_size) + " exceeds the " +
                           std::to_string(resnet_cifar::kNumTrainImages) + " training images");
@@ -222,6 +222,11 @@ static int run(int argc, char** argv) {
   std::printf("Strategy: %s\n",
               apps::describe_strategy(strategy.get(), batch_size, off_device).c_str());
   set_random_seed(uint64_t(seed));
+  // Before any layer exists: layers take the global policy when they are created.
+  if (dtype != "fp32") {
+    mixed_precision::set_global_policy(dtype == "fp16" ? "mixed_float16" : "mixed_bfloat16");
+    std::printf("Mixed precision: %s\n", mixed_precision::global_policy().name().c_str());
+  }
 
   // ---- input ----
   const int64_t steps_per_epoch_full = std::max<int64_t>(1, resnet_cifar::kNumTrainImages / batch_size);
