@@ -90,8 +90,13 @@ History Model::run_fit(EpochIterator& train, EpochIterator* validation, const Fi
   if (!built()) {
     if (std::optional<data::Element> first = train.peek()) {
       NoGradGuard no_grad;
-      DeviceScope on_device(device());
-      predict_step(*first);
+      // On the device the steps will run on (a strategy's first replica's), data included.
+      distribute::Strategy* strategy = distribute_strategy();
+      const Device build_on = strategy ? strategy->worker_devices()[0] : device();
+      DeviceScope on_device(build_on);
+      data::Element moved;
+      for (const Tensor& t : *first) moved.push_back(t.defined() ? t.to(build_on) : t);
+      predict_step(moved);
     }
   }
   callbacks.on_train_begin(Logs());
