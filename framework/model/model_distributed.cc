@@ -27,11 +27,14 @@ distribute::DistributedBatch run_on_replicas(
   return split;
 }
 
-// A batch's tensors on `device` (the host's pinned staging makes a GPU copy asynchronous).
+// A batch's tensors on `device` (the host's pinned staging makes a GPU copy asynchronous); no
+// copy where they share its memory (logical CPU devices).
 data::Element on_device(const data::Element& batch, Device device) {
   data::Element out;
   out.reserve(batch.size());
-  for (const Tensor& t : batch) out.push_back(t.defined() ? t.to(device) : t);
+  for (const Tensor& t : batch) {
+    out.push_back(t.defined() && !same_memory_space(t.device(), device) ? t.to(device) : t);
+  }
   return out;
 }
 
