@@ -58,18 +58,6 @@ cuda::PlanCache<BatchNormKey, BatchNormPlan>& plan_cache() {
   return *cache;
 }
 
-cudnnDataType_t cudnn_dtype(DType dtype, const char* op) {
-  switch (dtype) {
-    case DType::kFloat32: return CUDNN_DATA_FLOAT;
-    case DType::kFloat64: return CUDNN_DATA_DOUBLE;
-    case DType::kFloat16: return CUDNN_DATA_HALF;
-    case DType::kBFloat16: return CUDNN_DATA_BFLOAT16;
-    default: break;
-  }
-  throw DTypeError(std::string(op) + ": the CUDA backend normalises float16, bfloat16, float32 "
-                   "and float64 x, got " + dtype_name(dtype));
-}
-
 // The dtype cuDNN keeps gamma, beta, mean and variance in for data of `dtype`.
 DType param_dtype(DType dtype) { return dtype == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32; }
 
@@ -89,7 +77,7 @@ BatchNormShape view_of(const Tensor& x) {
 // (mixed precision).
 void check_dtypes(const char* op, const Tensor& x,
                   std::initializer_list<std::pair<const char*, const Tensor*>> vectors) {
-  cudnn_dtype(x.dtype(), op);
+  cuda::cudnn_data_type(x.dtype(), op);
   const DType cudnn_params = param_dtype(x.dtype());
   for (const auto& [name, t] : vectors) {
     if (t->dtype() != x.dtype() && t->dtype() != cudnn_params) {
@@ -114,7 +102,7 @@ std::shared_ptr<const BatchNormPlan> get_plan(const Tensor& x, const BatchNormSh
     plan->mode = mode;
     STRATA_CUDNN_CHECK(cudnnCreateTensorDescriptor(&plan->x), dev);
     STRATA_CUDNN_CHECK(cudnnSetTensor4dDescriptor(plan->x, CUDNN_TENSOR_NHWC,
-                                                  cudnn_dtype(x.dtype(), op), int(s.n), int(s.c),
+                                                  cuda::cudnn_data_type(x.dtype(), op), int(s.n), int(s.c),
                                                   int(s.h), int(s.w)),
                        dev);
     STRATA_CUDNN_CHECK(cudnnCreateTensorDescriptor(&plan->params), dev);

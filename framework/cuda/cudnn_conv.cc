@@ -59,18 +59,6 @@ constexpr std::array<int, 4> kNchwToNhwc{0, 2, 3, 1};
 
 bool uses_nchw(DType dtype) { return dtype == DType::kFloat64; }
 
-cudnnDataType_t cudnn_dtype(DType dtype, const char* op) {
-  switch (dtype) {
-    case DType::kFloat32: return CUDNN_DATA_FLOAT;
-    case DType::kFloat64: return CUDNN_DATA_DOUBLE;
-    case DType::kFloat16: return CUDNN_DATA_HALF;
-    case DType::kBFloat16: return CUDNN_DATA_BFLOAT16;
-    default: break;
-  }
-  throw DTypeError(std::string(op) + ": the CUDA backend convolves float16, bfloat16, float32 "
-                   "and float64, got " + dtype_name(dtype));
-}
-
 cudnnMathType_t math_type(DType dtype) {
   switch (dtype) {
     case DType::kFloat16:
@@ -152,7 +140,7 @@ cuda::PlanCache<ConvKey, ConvPlan>& plan_cache() {
 void make_descriptors(ConvPlan& plan, const ConvKey& k) {
   const int dev = int(k.device);
   const auto dtype = DType(k.dtype);
-  const cudnnDataType_t dt = cudnn_dtype(dtype, op_name(Direction(k.direction)));
+  const cudnnDataType_t dt = cuda::cudnn_data_type(dtype, op_name(Direction(k.direction)));
   const cudnnTensorFormat_t format = uses_nchw(dtype) ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC;
   STRATA_CUDNN_CHECK(cudnnCreateTensorDescriptor(&plan.x), dev);
   STRATA_CUDNN_CHECK(cudnnSetTensor4dDescriptor(plan.x, format, dt, int(k.n), int(k.c), int(k.h),
@@ -342,7 +330,7 @@ ConvSetup setup(Direction dir, const Tensor& x_like, const Tensor& y_like, const
                 const Tensor& other, const Conv2DParams& p) {
   const char* op = op_name(dir);
   const DType dtype = x_like.dtype();
-  cudnn_dtype(dtype, op);  // DTypeError for other dtypes
+  cuda::cudnn_data_type(dtype, op);  // DTypeError for other dtypes
   if (y_like.dtype() != dtype || w_like.dtype() != dtype || other.dtype() != dtype) {
     throw DTypeError(std::string(op) + ": data, filters and gradients must share one dtype, got " +
                      dtype_name(x_like.dtype()) + ", " + dtype_name(w_like.dtype()) + " and " +

@@ -50,18 +50,6 @@ cuda::PlanCache<PoolKey, PoolPlan>& plan_cache() {
   return *cache;
 }
 
-cudnnDataType_t cudnn_dtype(DType dtype, const char* op) {
-  switch (dtype) {
-    case DType::kFloat32: return CUDNN_DATA_FLOAT;
-    case DType::kFloat64: return CUDNN_DATA_DOUBLE;
-    case DType::kFloat16: return CUDNN_DATA_HALF;
-    case DType::kBFloat16: return CUDNN_DATA_BFLOAT16;
-    default: break;
-  }
-  throw DTypeError(std::string(op) + ": the CUDA backend pools float16, bfloat16, float32 and "
-                   "float64, got " + dtype_name(dtype));
-}
-
 // The padding cuDNN applies on both sides, and the explicit excess beyond it.
 struct PoolPadding {
   int sym_h, sym_w, top, bottom, left, right;
@@ -81,7 +69,7 @@ PoolPadding split_padding(const Pool2DParams& p) {
 
 std::shared_ptr<const PoolPlan> make_plan(const PoolKey& k, const char* op) {
   const int dev = int(k.device);
-  const cudnnDataType_t dt = cudnn_dtype(DType(k.dtype), op);
+  const cudnnDataType_t dt = cuda::cudnn_data_type(DType(k.dtype), op);
   auto plan = std::make_shared<PoolPlan>();
   STRATA_CUDNN_CHECK(cudnnCreatePoolingDescriptor(&plan->pool), dev);
   const cudnnPoolingMode_t mode = PoolKind(k.kind) == PoolKind::kMax
@@ -110,7 +98,7 @@ struct PoolSetup {
 
 PoolSetup setup(PoolKind kind, const Tensor& x_like, const Tensor& y_like, const Pool2DParams& p,
                 const char* op) {
-  cudnn_dtype(x_like.dtype(), op);  // DTypeError for other dtypes
+  cuda::cudnn_data_type(x_like.dtype(), op);  // DTypeError for other dtypes
   PoolSetup s;
   s.pad = split_padding(p);
   const int64_t hp = x_like.dim(1) + s.pad.top + s.pad.bottom;

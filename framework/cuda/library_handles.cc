@@ -110,4 +110,16 @@ cublasLtHandle_t cublaslt_handle(Device device) {
   return handle;
 }
 
+cudnnDataType_t cudnn_data_type(DType dtype, const char* op) {
+  switch (dtype) {
+    case DType::kFloat32: return CUDNN_DATA_FLOAT;
+    case DType::kFloat64: return CUDNN_DATA_DOUBLE;
+    case DType::kFloat16: return CUDNN_DATA_HALF;
+    case DType::kBFloat16: return CUDNN_DATA_BFLOAT16;
+    default: break;
+  }
+  throw DTypeError(std::string(op) + ": the CUDA backend takes float16, bfloat16, float32 or "
+                   "float64 here, got " + dtype_name(dtype));
+}
+
 }  // namespace strata::cuda

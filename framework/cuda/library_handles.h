@@ -14,6 +14,7 @@
 #include <cudnn.h>
 
 #include "framework/core/device.h"
+#include "framework/core/dtype.h"
 #include "framework/cuda/cuda_context.h"
 
 namespace strata::cuda {
@@ -40,6 +41,9 @@ namespace strata::cuda {
 
 // The calling thread's handles for a GPU (DeviceError unless `device` is a visible GPU).
 cudnnHandle_t cudnn_handle(Device device);
+
+// cuDNN's data type for a floating dtype; DTypeError naming `op` for any other.
+cudnnDataType_t cudnn_data_type(DType dtype, const char* op);
 cublasLtHandle_t cublaslt_handle(Device device);
 
 }  // namespace strata::cuda

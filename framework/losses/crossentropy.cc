@@ -3,6 +3,7 @@
 #include "framework/losses/loss_utils.h"
 #include "framework/ops/math_ops.h"
 #include "framework/ops/nn_ops.h"
+#include "framework/ops/op_checks.h"
 #include "framework/ops/shape_ops.h"
 
 namespace strata::losses {
@@ -31,10 +32,7 @@ Tensor checked_labels(const char* fn, const Tensor& y_true, const Tensor& y_pred
   }
   if (labels.dtype() != DType::kInt64) labels = cast(labels, DType::kInt64);
   const int64_t classes = y_pred.dim(-1);
-  // Labels on a GPU are not read back to check them: that would stall every training step.
-  // There, as in TensorFlow, an out-of-range label gives a meaningless loss instead of an error.
-  if (labels.device().type != DeviceType::kCPU) return labels;
-  const std::vector<int64_t> values = labels.to_vector<int64_t>();
+  const std::vector<int64_t> values = ops_detail::index_values_to_check(labels);
   for (size_t i = 0; i < values.size(); ++i) {
     if (values[i] < 0 || values[i] >= classes) {
       throw ValueError(std::string(fn) + ": label " + std::to_string(values[i]) +

@@ -22,10 +22,7 @@ Tensor embedding_lookup(const Tensor& params, const Tensor& ids) {
   }
   check_index_dtype(ids, "embedding_lookup", "ids");
   const int64_t vocab = params.shape()[0];
-  // Ids on a GPU are not read back to check them (that would stall the step): there, as in
-  // TensorFlow, an out-of-range id gathers zeros.
-  const std::vector<int64_t> values =
-      ids.device().type == DeviceType::kCPU ? ids.to_vector<int64_t>() : std::vector<int64_t>{};
+  const std::vector<int64_t> values = ops_detail::index_values_to_check(ids);
   for (size_t j = 0; j < values.size(); ++j) {
     if (values[j] < 0 || values[j] >= vocab) {
       throw IndexError("embedding_lookup: id " + std::to_string(values[j]) + " at position " +

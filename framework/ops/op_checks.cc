@@ -64,6 +64,11 @@ void check_index_dtype(const Tensor& indices, const char* op, const char* what) 
   }
 }
 
+std::vector<int64_t> index_values_to_check(const Tensor& indices) {
+  if (indices.device().type != DeviceType::kCPU) return {};
+  return indices.to_vector<int64_t>();
+}
+
 std::pair<double, double> integral_range(DType dtype) {
   switch (dtype) {
     case DType::kInt32: return {-2147483648.0, 2147483647.0};

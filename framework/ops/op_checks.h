@@ -5,6 +5,7 @@
 
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "framework/core/tensor.h"
 
@@ -39,6 +40,12 @@ void require_nn_float(const Tensor& x, const char* op);
 
 // DTypeError unless `indices` is int32 or int64; `what` names the operand in the message.
 void check_index_dtype(const Tensor& indices, const char* op, const char* what = "indices");
+
+// The values of an index tensor (gather indices, embedding ids, class labels), read to the host
+// so the caller can range-check them; empty for a tensor on a GPU, which is not read back: that
+// would stall every training step. There, as in TensorFlow, an out-of-range index gathers zeros
+// (and a label gives a meaningless loss) instead of an error.
+std::vector<int64_t> index_values_to_check(const Tensor& indices);
 
 // The closed range of values an integral dtype (int32, int64, uint8) holds, as doubles: int64's
 // upper end is the largest double below 2^63, so every value in the range converts exactly.

@@ -355,11 +355,7 @@ Tensor gather(const Tensor& params, const Tensor& indices, int axis) {
   if (params.rank() == 0) throw ShapeError("gather: params must have rank >= 1, got a scalar");
   const int a = normalize_axis(axis, params.rank(), "gather");
   const int64_t n = params.shape()[a];
-  // Indices on a GPU are not read back to check them (that would stall the step): there, as in
-  // TensorFlow, an out-of-range index gathers zeros.
-  const std::vector<int64_t> ids = indices.device().type == DeviceType::kCPU
-                                       ? indices.to_vector<int64_t>()
-                                       : std::vector<int64_t>{};
+  const std::vector<int64_t> ids = ops_detail::index_values_to_check(indices);
   for (size_t j = 0; j < ids.size(); ++j) {
     if (ids[j] < 0 || ids[j] >= n) {
       throw IndexError("gather: index " + std::to_string(ids[j]) + " at position " +
