@@ -15,11 +15,14 @@
 #include <string>
 #include <vector>
 
+#include "framework/core/error.h"
+
 namespace apps {
 
-class FlagError : public std::runtime_error {
+// A strata::Error like everything else the apps throw, so one catch reports them all.
+class FlagError : public strata::Error {
  public:
-  using std::runtime_error::runtime_error;
+  using strata::Error::Error;
 };
 
 class Flags {

@@ -1,5 +1,6 @@
 #include "framework/callbacks/backup_and_restore.h"
 
+#include <charconv>
 #include <filesystem>
 #include <iostream>
 
@@ -32,7 +33,15 @@ Json counters_json(const std::vector<uint64_t>& v) {
 
 std::vector<uint64_t> counters_from(const Json& j) {
   std::vector<uint64_t> out;
-  for (const std::string& s : j.as_string_vector()) out.push_back(std::stoull(s));
+  for (const std::string& s : j.as_string_vector()) {
+    uint64_t v = 0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || end != s.data() + s.size()) {
+      throw ValueError("BackupAndRestore: the backup's random counter '" + s + "' is not an "
+                       "unsigned integer; the backup is corrupt: delete it to start afresh");
+    }
+    out.push_back(v);
+  }
   return out;
 }
 

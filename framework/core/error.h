@@ -76,10 +76,11 @@ class TrainingInterrupted : public Error {
   int signal_;
 };
 
-// A violated internal invariant: a bug in Strata, not in the caller's code.
-class InternalError : public std::logic_error {
+// A violated internal invariant: a bug in Strata, not in the caller's code. It derives from
+// Error like everything Strata throws, so `catch (const strata::Error&)` sees it too.
+class InternalError : public Error {
  public:
-  using std::logic_error::logic_error;
+  using Error::Error;
 };
 
 [[noreturn]] void internal_check_failed(const char* condition, const char* file, int line);

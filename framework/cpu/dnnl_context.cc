@@ -5,6 +5,7 @@
 #include <new>
 #include <string>
 
+#include "framework/core/error.h"
 #include "framework/cpu/parallel.h"
 
 namespace strata::cpu {
@@ -54,7 +55,11 @@ void* thread_buffer(BufferSlot slot, size_t bytes) {
     size_t capacity = std::max(bytes, b.capacity + b.capacity / 2);
     capacity = (capacity + 63) / 64 * 64;
     void* p = std::aligned_alloc(64, capacity);
-    if (p == nullptr) throw std::bad_alloc();
+    if (p == nullptr) {
+      throw ResourceExhaustedError("CPU: cannot allocate a " + std::to_string(capacity) +
+                                   "-byte kernel scratch buffer; free memory or use smaller "
+                                   "batches");
+    }
     std::free(b.data);
     b.data = p;
     b.capacity = capacity;
