@@ -8,7 +8,7 @@ namespace strata {
 
 using namespace layer_utils;
 
-ActivationLayer::ActivationLayer(const std::string& activation, const std::string& name)
+ActivationLayer::ActivationLayer(const Json& activation, const std::string& name)
     : Layer("activation", name), activation_(activation), fn_(activation_fn(activation)) {}
 
 Tensor ActivationLayer::call(const Tensor& x, bool) { return fn_(x); }
@@ -20,7 +20,8 @@ Json ActivationLayer::get_config() const {
 }
 
 std::shared_ptr<Layer> ActivationLayer::from_config(const Json& c) {
-  return finish_from_config(std::make_shared<ActivationLayer>(c.at("activation").as_string(),
+  // Keras: Activation(None) is the identity, like "linear".
+  return finish_from_config(std::make_shared<ActivationLayer>(c.get("activation", "linear"),
                                                               c.get("name", "").as_string()),
                             c);
 }
@@ -36,21 +37,7 @@ ReLU::ReLU(const ReLUOptions& options) : Layer("re_lu", options.name_), options_
 }
 
 Tensor ReLU::call(const Tensor& x, bool) {
-  const auto& o = options_;
-  // The plain forms use the fused kernels.
-  if (o.negative_slope_ == 0 && o.threshold_ == 0) {
-    if (!o.max_value_) return relu(x);
-    if (*o.max_value_ == 6.0) return relu6(x);
-  }
-  Tensor y;
-  if (o.negative_slope_ != 0) {
-    y = where(greater_equal(x, full_like(x, o.threshold_)), x,
-              multiply(add(x, -o.threshold_), o.negative_slope_));
-  } else {
-    y = where(greater_equal(x, full_like(x, o.threshold_)), x, zeros_like(x));
-  }
-  if (o.max_value_) y = where(greater_equal(x, full_like(x, *o.max_value_)), full_like(x, *o.max_value_), y);
-  return y;
+  return keras_relu(x, options_.negative_slope_, options_.max_value_, options_.threshold_);
 }
 
 Json ReLU::get_config() const {
@@ -69,6 +56,43 @@ std::shared_ptr<Layer> ReLU::from_config(const Json& c) {
   const Json mv = c.get("max_value", Json());
   if (!mv.is_null()) o.max_value(mv.as_double());
   return finish_from_config(std::make_shared<ReLU>(o), c);
+}
+
+LeakyReLU::LeakyReLU(double negative_slope, const std::string& name)
+    : Layer("leaky_re_lu", name), negative_slope_(negative_slope) {
+  if (!(negative_slope >= 0)) {  // Keras' check (NaN fails it too)
+    throw ValueError("LeakyReLU: negative_slope must be a float >= 0, got " +
+                     std::to_string(negative_slope));
+  }
+}
+
+Tensor LeakyReLU::call(const Tensor& x, bool) { return leaky_relu(x, float(negative_slope_)); }
+
+Json LeakyReLU::get_config() const {
+  Json c = Layer::get_config();
+  c.set("negative_slope", negative_slope_);
+  return c;
+}
+
+std::shared_ptr<Layer> LeakyReLU::from_config(const Json& c) {
+  // Keras 2 wrote the slope as "alpha"; Keras 3 reads either.
+  const double slope = c.get("negative_slope", c.get("alpha", 0.3)).as_double();
+  return finish_from_config(std::make_shared<LeakyReLU>(slope, c.get("name", "").as_string()), c);
+}
+
+ELU::ELU(double alpha, const std::string& name) : Layer("elu", name), alpha_(alpha) {}
+
+Tensor ELU::call(const Tensor& x, bool) { return elu(x, float(alpha_)); }
+
+Json ELU::get_config() const {
+  Json c = Layer::get_config();
+  c.set("alpha", alpha_);
+  return c;
+}
+
+std::shared_ptr<Layer> ELU::from_config(const Json& c) {
+  return finish_from_config(
+      std::make_shared<ELU>(c.get("alpha", 1.0).as_double(), c.get("name", "").as_string()), c);
 }
 
 Softmax::Softmax(int axis, const std::string& name) : Layer("softmax", name), axis_(axis) {}

@@ -13,6 +13,7 @@
 #include "layers/merging.h"
 #include "layers/model_serialization.h"
 #include "layers/pooling.h"
+#include "layers/prelu.h"
 #include "layers/reshaping.h"
 
 namespace strata {
@@ -33,6 +34,9 @@ std::map<std::string, LayerFactory> builtin_layer_factories() {
       {"Activation", &ActivationLayer::from_config},
       {"ReLU", &ReLU::from_config},
       {"Softmax", &Softmax::from_config},
+      {"LeakyReLU", &LeakyReLU::from_config},
+      {"ELU", &ELU::from_config},
+      {"PReLU", &PReLU::from_config},
       {"Dropout", &Dropout::from_config},
       {"Flatten", &Flatten::from_config},
       {"Reshape", &Reshape::from_config},

@@ -6,7 +6,7 @@ namespace strata {
 
 using namespace layer_utils;
 
-Conv2D::Conv2D(int64_t filters, IntPair kernel_size, const std::string& activation)
+Conv2D::Conv2D(int64_t filters, IntPair kernel_size, const Json& activation)
     : Conv2D(filters, kernel_size, Conv2DOptions().activation(activation)) {}
 
 Conv2D::Conv2D(int64_t filters, IntPair kernel_size, const Conv2DOptions& options)
@@ -105,7 +105,7 @@ std::shared_ptr<Layer> Conv2D::from_config(const Json& c) {
       .data_format(c.get("data_format", "channels_last").as_string())
       .dilation_rate(IntPair::from_json(c.get("dilation_rate", 1), "Conv2D dilation_rate"))
       .groups(int(c.get("groups", 1).as_int()))
-      .activation(c.get("activation", "linear").as_string())
+      .activation(c.get("activation", "linear"))
       .use_bias(c.get("use_bias", true).as_bool())
       .kernel_initializer(initializer_from(c, "kernel_initializer", {}))
       .bias_initializer(initializer_from(c, "bias_initializer", {}))

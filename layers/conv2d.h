@@ -16,7 +16,7 @@ struct Conv2DOptions {
   std::string data_format_ = "channels_last";
   IntPair dilation_rate_ = 1;
   int groups_ = 1;
-  std::string activation_ = "linear";
+  Json activation_ = "linear";  // a Keras name or activation_config(...)
   bool use_bias_ = true;
   Initializer kernel_initializer_;  // glorot_uniform
   Initializer bias_initializer_;    // zeros
@@ -28,7 +28,7 @@ struct Conv2DOptions {
   Conv2DOptions& data_format(std::string f) { data_format_ = std::move(f); return *this; }
   Conv2DOptions& dilation_rate(IntPair d) { dilation_rate_ = d; return *this; }
   Conv2DOptions& groups(int g) { groups_ = g; return *this; }
-  Conv2DOptions& activation(std::string a) { activation_ = std::move(a); return *this; }
+  Conv2DOptions& activation(Json a) { activation_ = std::move(a); return *this; }
   Conv2DOptions& use_bias(bool b) { use_bias_ = b; return *this; }
   Conv2DOptions& kernel_initializer(Initializer i) { kernel_initializer_ = std::move(i); return *this; }
   Conv2DOptions& bias_initializer(Initializer i) { bias_initializer_ = std::move(i); return *this; }
@@ -39,9 +39,10 @@ struct Conv2DOptions {
 
 class Conv2D : public Layer {
  public:
+  STRATA_LAYER(Conv2D)
   Conv2D(int64_t filters, IntPair kernel_size, const Conv2DOptions& options = {});
   // Keras' positional form: Conv2D(32, 3, "relu") is Conv2D(filters, kernel_size, activation).
-  Conv2D(int64_t filters, IntPair kernel_size, const std::string& activation);
+  Conv2D(int64_t filters, IntPair kernel_size, const Json& activation);
   static std::shared_ptr<Layer> from_config(const Json& config);
 
   std::string class_name() const override { return "Conv2D"; }

@@ -12,14 +12,14 @@
 namespace strata {
 
 struct DenseOptions {
-  std::string activation_ = "linear";
+  Json activation_ = "linear";  // a Keras name or activation_config(...)
   bool use_bias_ = true;
   Initializer kernel_initializer_;  // glorot_uniform
   Initializer bias_initializer_;    // zeros
   Regularizer kernel_regularizer_, bias_regularizer_;
   std::string name_;
 
-  DenseOptions& activation(std::string a) { activation_ = std::move(a); return *this; }
+  DenseOptions& activation(Json a) { activation_ = std::move(a); return *this; }
   DenseOptions& use_bias(bool b) { use_bias_ = b; return *this; }
   DenseOptions& kernel_initializer(Initializer i) { kernel_initializer_ = std::move(i); return *this; }
   DenseOptions& bias_initializer(Initializer i) { bias_initializer_ = std::move(i); return *this; }
@@ -30,7 +30,8 @@ struct DenseOptions {
 
 class Dense : public Layer {
  public:
-  explicit Dense(int64_t units, const std::string& activation = "linear");
+  STRATA_LAYER(Dense)
+  explicit Dense(int64_t units, const Json& activation = "linear");
   Dense(int64_t units, const DenseOptions& options);
   static std::shared_ptr<Layer> from_config(const Json& config);
 

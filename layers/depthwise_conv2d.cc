@@ -97,7 +97,7 @@ std::shared_ptr<Layer> DepthwiseConv2D::from_config(const Json& c) {
       .depth_multiplier(int(c.get("depth_multiplier", 1).as_int()))
       .data_format(c.get("data_format", "channels_last").as_string())
       .dilation_rate(IntPair::from_json(c.get("dilation_rate", 1), "DepthwiseConv2D dilation_rate"))
-      .activation(c.get("activation", "linear").as_string())
+      .activation(c.get("activation", "linear"))
       .use_bias(c.get("use_bias", true).as_bool())
       .depthwise_initializer(initializer_from(c, "depthwise_initializer", {}))
       .bias_initializer(initializer_from(c, "bias_initializer", {}))

@@ -16,7 +16,7 @@ struct DepthwiseConv2DOptions {
   int depth_multiplier_ = 1;
   std::string data_format_ = "channels_last";
   IntPair dilation_rate_ = 1;
-  std::string activation_ = "linear";
+  Json activation_ = "linear";  // a Keras name or activation_config(...)
   bool use_bias_ = true;
   Initializer depthwise_initializer_;  // glorot_uniform
   Initializer bias_initializer_;       // zeros
@@ -28,7 +28,7 @@ struct DepthwiseConv2DOptions {
   DepthwiseConv2DOptions& depth_multiplier(int m) { depth_multiplier_ = m; return *this; }
   DepthwiseConv2DOptions& data_format(std::string f) { data_format_ = std::move(f); return *this; }
   DepthwiseConv2DOptions& dilation_rate(IntPair d) { dilation_rate_ = d; return *this; }
-  DepthwiseConv2DOptions& activation(std::string a) { activation_ = std::move(a); return *this; }
+  DepthwiseConv2DOptions& activation(Json a) { activation_ = std::move(a); return *this; }
   DepthwiseConv2DOptions& use_bias(bool b) { use_bias_ = b; return *this; }
   DepthwiseConv2DOptions& depthwise_initializer(Initializer i) { depthwise_initializer_ = std::move(i); return *this; }
   DepthwiseConv2DOptions& bias_initializer(Initializer i) { bias_initializer_ = std::move(i); return *this; }
@@ -39,6 +39,7 @@ struct DepthwiseConv2DOptions {
 
 class DepthwiseConv2D : public Layer {
  public:
+  STRATA_LAYER(DepthwiseConv2D)
   explicit DepthwiseConv2D(IntPair kernel_size, const DepthwiseConv2DOptions& options = {});
   static std::shared_ptr<Layer> from_config(const Json& config);
 

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 
-#include "framework/ops/nn_ops.h"
 
 namespace strata {
 
@@ -49,20 +48,6 @@ void check_data_format(const std::string& data_format, const std::string& layer)
   if (data_format != "channels_last") {
     throw ValueError(layer + ": only data_format=\"channels_last\" (NHWC) is supported, got \"" +
                      data_format + "\"; transpose channels-first data to NHWC first");
-  }
-}
-
-ActivationFn activation_fn(const std::string& name) {
-  if (name.empty() || name == "linear") return [](const Tensor& x) { return x; };
-  if (name == "softmax") return [](const Tensor& x) { return softmax(x, -1); };
-  if (name == "log_softmax") return [](const Tensor& x) { return log_softmax(x, -1); };
-  try {
-    const Activation act = activation_from_name(name);
-    return [act](const Tensor& x) { return activation(x, act); };
-  } catch (const ValueError&) {
-    throw ValueError("unknown activation '" + name +
-                     "'; expected one of linear, softmax, log_softmax, relu, sigmoid, tanh, "
-                     "gelu, elu, selu, swish, silu, softplus, leaky_relu, relu6, hard_sigmoid");
   }
 }
 

@@ -12,6 +12,7 @@
 #include "framework/model/layer.h"
 #include "framework/variables/initializers.h"
 #include "framework/variables/regularizers.h"
+#include "layers/keras_activation.h"
 
 namespace strata {
 
@@ -38,11 +39,6 @@ void check_positive(const IntPair& p, const std::string& what, const std::string
 std::string normalize_padding(const std::string& padding, const std::string& layer);
 // Only channels-last data is supported (NHWC): anything else is a ValueError saying so.
 void check_data_format(const std::string& data_format, const std::string& layer);
-
-// An activation by Keras name: every eltwise one of activation_from_name plus "softmax" and
-// "log_softmax" (last axis); "linear" (or "") is the identity. ValueError when unknown.
-using ActivationFn = std::function<Tensor(const Tensor&)>;
-ActivationFn activation_fn(const std::string& name);
 
 // Optional objects as Keras writes them: null when absent.
 Json to_json_or_null(const Initializer& i);

@@ -22,9 +22,16 @@ enum class ReduceOp : uint8_t { kSum, kMean, kMax, kMin, kProd, kAny, kAll };
 enum class ArgReduceOp : uint8_t { kArgMax, kArgMin };
 
 // Activations that oneDNN / cuDNN implement natively, forward and backward.
+// kLeakyReLU and kELU take a parameter (negative slope, alpha); the others ignore it.
 enum class Activation : uint8_t {
   kLinear, kReLU, kLeakyReLU, kELU, kSELU, kGELU, kGELUTanh, kSigmoid, kTanh, kSwish,
   kSoftplus, kReLU6, kHardSigmoid,
+  kSoftsign,    // x / (1 + |x|)
+  kHardSwish,   // Keras' hard_silu: x * relu6(x + 3) / 6
+  kMish,        // x * tanh(softplus(x))
+  kLogSigmoid,  // log(sigmoid(x)) = -softplus(-x)
+  kExponential, // exp(x)
+  kHardTanh,    // clip(x, -1, 1)
 };
 
 enum class RandomDistribution : uint8_t { kUniform, kNormal, kTruncatedNormal };

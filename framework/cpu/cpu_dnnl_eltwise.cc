@@ -1,6 +1,7 @@
 // Activations on the CPU: oneDNN eltwise primitives over the tensor viewed as one flat vector
 // (elementwise ops don't care about shape, and one key per element count keeps the cache small).
-// oneDNN 2.6 has no SELU or hard-sigmoid algorithm, so those two are plain vectorisable loops.
+// oneDNN 2.6 has no SELU, hard-sigmoid or softsign algorithm, so those are plain vectorisable
+// loops.
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -44,6 +45,11 @@ EltwiseSpec dnnl_spec(Activation act, float alpha) {
     case Activation::kSwish: return {algorithm::eltwise_swish, 1.0f};  // x * sigmoid(1 * x)
     case Activation::kSoftplus: return {algorithm::eltwise_soft_relu};
     case Activation::kReLU6: return {algorithm::eltwise_clip_v2, 0.0f, 6.0f};
+    case Activation::kHardSwish: return {algorithm::eltwise_hardswish};  // x * relu6(x + 3) / 6
+    case Activation::kMish: return {algorithm::eltwise_mish};
+    case Activation::kLogSigmoid: return {algorithm::eltwise_logsigmoid};
+    case Activation::kExponential: return {algorithm::eltwise_exp};
+    case Activation::kHardTanh: return {algorithm::eltwise_clip_v2, -1.0f, 1.0f};
     default: break;
   }
   throw InternalError("activation: no oneDNN algorithm for this activation");
@@ -82,7 +88,7 @@ dnnl::eltwise_forward::primitive_desc forward_pd(const EltwiseSpec& s, int64_t n
   return dnnl::eltwise_forward::primitive_desc(desc, cpu::dnnl_default_attr(), cpu::dnnl_engine());
 }
 
-// Runs fn(i) over [0, n) in parallel: the loops for the two activations oneDNN 2.6 lacks.
+// Runs fn(i) over [0, n) in parallel: the loops for the activations oneDNN 2.6 lacks.
 template <typename Fn>
 void map_elements(int64_t n, Fn fn) {
   cpu::parallel_for(n, cpu::kParallelGrain, [&](int64_t begin, int64_t end) {
@@ -117,6 +123,9 @@ void CpuBackend::activation_forward(Activation act, const Tensor& x, float alpha
       map_elements(n, [=](int64_t i) {
         py[i] = std::fmin(1.0f, std::fmax(0.0f, px[i] * (1.0f / 6.0f) + 0.5f));
       });
+      return;
+    case Activation::kSoftsign:
+      map_elements(n, [=](int64_t i) { py[i] = px[i] / (1.0f + std::fabs(px[i])); });
       return;
     default: break;
   }
@@ -158,6 +167,12 @@ void CpuBackend::activation_backward(Activation act, const Tensor& x, const Tens
       map_elements(n, [=](int64_t i) {
         const float v = px[i];
         pdx[i] = (v > -3.0f && v < 3.0f) ? pdy[i] * (1.0f / 6.0f) : 0.0f;
+      });
+      return;
+    case Activation::kSoftsign:  // d/dx x / (1 + |x|) = 1 / (1 + |x|)^2
+      map_elements(n, [=](int64_t i) {
+        const float d = 1.0f + std::fabs(px[i]);
+        pdx[i] = pdy[i] / (d * d);
       });
       return;
     default: break;

@@ -1,9 +1,9 @@
 // Activations on the GPU: own elementwise kernels, forward and backward, for every Activation.
 // cuDNN's activation API is deprecated in cuDNN 9 and covers only a few of them, so none of it is
 // used. The formulas are the CPU backend's (oneDNN 2.6's eltwise reference formulas, and
-// cpu_dnnl_eltwise.cc's own loops for SELU and hard sigmoid) term by term, including their NaN
-// behaviour and the bounds that keep exp() from overflowing. 16-bit types compute in float;
-// float64 computes in double with the same formulas.
+// cpu_dnnl_eltwise.cc's own loops for SELU, hard sigmoid and softsign) term by term, including
+// their NaN behaviour and the bounds that keep exp() from overflowing. 16-bit types compute in
+// float; float64 computes in double with the same formulas.
 #include <cuda_runtime.h>
 
 #include <string>
@@ -61,6 +61,9 @@ template <typename A> __device__ __forceinline__ A d_tanh(A v) {
 template <typename A> __device__ __forceinline__ A d_fmin(A a, A b) {
   if constexpr (std::is_same_v<A, float>) return fminf(a, b); else return fmin(a, b);
 }
+template <typename A> __device__ __forceinline__ A d_fabs(A v) {
+  if constexpr (std::is_same_v<A, float>) return fabsf(v); else return fabs(v);
+}
 template <typename A> __device__ __forceinline__ A d_fmax(A a, A b) {
   if constexpr (std::is_same_v<A, float>) return fmaxf(a, b); else return fmax(a, b);
 }
@@ -70,6 +73,12 @@ template <typename A>
 __device__ __forceinline__ A logistic(A v) {
   const A minus = -v;
   return minus < Consts<A>::kExpOverflow ? A(1) / (A(1) + d_exp(minus)) : A(0);
+}
+
+// oneDNN's soft_relu: the identity once exp(v) would overflow.
+template <typename A>
+__device__ __forceinline__ A softplus(A v) {
+  return v < Consts<A>::kExpOverflow ? d_log1p(d_exp(v)) : v;
 }
 
 template <typename A>
@@ -87,13 +96,23 @@ __device__ __forceinline__ A activate(Activation act, A v, A alpha) {
     case Activation::kSigmoid: return logistic(v);
     case Activation::kTanh: return d_tanh(v);
     case Activation::kSwish: return v * logistic(v);
-    case Activation::kSoftplus: return v < C::kExpOverflow ? d_log1p(d_exp(v)) : v;
+    case Activation::kSoftplus: return softplus(v);
     case Activation::kReLU6: {  // oneDNN's clip_v2(0, 6): NaN becomes 0
       const A s = v > A(0) ? v : A(0);
       return s < A(6) ? s : A(6);
     }
     case Activation::kHardSigmoid:  // Keras 3: relu6(x + 3) / 6
       return d_fmin(A(1), d_fmax(A(0), v * (A(1) / A(6)) + A(0.5)));
+    case Activation::kSoftsign: return v / (A(1) + d_fabs(v));
+    case Activation::kHardSwish:  // oneDNN's hardswish: x * clip(x + 3, 0, 6) / 6
+      return v * d_fmin(A(6), d_fmax(A(0), v + A(3))) / A(6);
+    case Activation::kMish: return v * d_tanh(softplus(v));
+    case Activation::kLogSigmoid: return -softplus(-v);
+    case Activation::kExponential: return d_exp(v);
+    case Activation::kHardTanh: {  // clip_v2(-1, 1), NaN to the lower bound like ReLU6's
+      const A s = v > A(-1) ? v : A(-1);
+      return s < A(1) ? s : A(1);
+    }
     case Activation::kLinear: return v;
   }
   return v;
@@ -135,6 +154,19 @@ __device__ __forceinline__ A activate_backward(Activation act, A v, A dy, A alph
     case Activation::kReLU6: return dy * ((A(0) < v && v < A(6)) ? A(1) : A(0));
     case Activation::kHardSigmoid:
       return (v > A(-3) && v < A(3)) ? dy * (A(1) / A(6)) : A(0);
+    case Activation::kSoftsign: {
+      const A d = A(1) + d_fabs(v);
+      return dy / (d * d);
+    }
+    case Activation::kHardSwish:  // oneDNN: 0 below -3, 1 above 3, (2x + 3) / 6 between
+      return v < A(-3) ? A(0) : v > A(3) ? dy : dy * (A(2) * v + A(3)) / A(6);
+    case Activation::kMish: {  // tanh(sp) + x * (1 - tanh(sp)^2) * sigmoid(x)
+      const A t = d_tanh(softplus(v));
+      return dy * (t + v * (A(1) - t * t) * logistic(v));
+    }
+    case Activation::kLogSigmoid: return dy * logistic(-v);
+    case Activation::kExponential: return dy * d_exp(v);
+    case Activation::kHardTanh: return dy * ((A(-1) < v && v < A(1)) ? A(1) : A(0));
     case Activation::kLinear: return dy;
   }
   return dy;

@@ -10,9 +10,18 @@
 
 namespace strata {
 
-Tensor activation(const Tensor& x, Activation act, float alpha) {
+float default_activation_alpha(Activation act) {
+  switch (act) {
+    case Activation::kLeakyReLU: return 0.2f;  // keras.activations.leaky_relu(negative_slope=0.2)
+    case Activation::kELU: return 1.0f;        // keras.activations.elu(alpha=1.0)
+    default: return 0.0f;
+  }
+}
+
+Tensor activation(const Tensor& x, Activation act, std::optional<float> alpha_arg) {
   ops_detail::require_floating(x, "activation");
   if (act == Activation::kLinear) return x;  // Keras' "linear" is the identity
+  const float alpha = alpha_arg.value_or(default_activation_alpha(act));
   Tensor y = Tensor::empty(x.shape(), x.dtype(), x.device());
   backend_for(x).activation_forward(act, x, alpha, y);
   autograd::record(y, "activation", {x},
@@ -60,24 +69,42 @@ Tensor tanh(const Tensor& x) { return activation(x, Activation::kTanh); }
 Tensor swish(const Tensor& x) { return activation(x, Activation::kSwish); }
 Tensor softplus(const Tensor& x) { return activation(x, Activation::kSoftplus); }
 Tensor relu6(const Tensor& x) { return activation(x, Activation::kReLU6); }
+Tensor hard_sigmoid(const Tensor& x) { return activation(x, Activation::kHardSigmoid); }
+Tensor softsign(const Tensor& x) { return activation(x, Activation::kSoftsign); }
+Tensor hard_silu(const Tensor& x) { return activation(x, Activation::kHardSwish); }
+Tensor hard_swish(const Tensor& x) { return hard_silu(x); }
+Tensor mish(const Tensor& x) { return activation(x, Activation::kMish); }
+Tensor log_sigmoid(const Tensor& x) { return activation(x, Activation::kLogSigmoid); }
+Tensor hard_tanh(const Tensor& x) { return activation(x, Activation::kHardTanh); }
+
+namespace {
+// Keras 3's names (keras.activations), aliases included.
+constexpr std::pair<const char*, Activation> kActivationNames[] = {
+    {"linear", Activation::kLinear},         {"relu", Activation::kReLU},
+    {"leaky_relu", Activation::kLeakyReLU},  {"elu", Activation::kELU},
+    {"selu", Activation::kSELU},             {"gelu", Activation::kGELU},
+    {"sigmoid", Activation::kSigmoid},       {"tanh", Activation::kTanh},
+    {"swish", Activation::kSwish},           {"silu", Activation::kSwish},
+    {"softplus", Activation::kSoftplus},     {"relu6", Activation::kReLU6},
+    {"hard_sigmoid", Activation::kHardSigmoid}, {"softsign", Activation::kSoftsign},
+    {"hard_silu", Activation::kHardSwish},   {"hard_swish", Activation::kHardSwish},
+    {"mish", Activation::kMish},             {"log_sigmoid", Activation::kLogSigmoid},
+    {"exponential", Activation::kExponential}, {"hard_tanh", Activation::kHardTanh},
+};
+}  // namespace
+
+std::string activation_names() {
+  std::string known;
+  for (const auto& [n, act] : kActivationNames) known += known.empty() ? n : std::string(", ") + n;
+  return known;
+}
 
 Activation activation_from_name(const std::string& name) {
-  static const std::pair<const char*, Activation> kNames[] = {
-      {"linear", Activation::kLinear},       {"relu", Activation::kReLU},
-      {"leaky_relu", Activation::kLeakyReLU}, {"elu", Activation::kELU},
-      {"selu", Activation::kSELU},           {"gelu", Activation::kGELU},
-      {"sigmoid", Activation::kSigmoid},     {"tanh", Activation::kTanh},
-      {"swish", Activation::kSwish},         {"silu", Activation::kSwish},
-      {"softplus", Activation::kSoftplus},   {"relu6", Activation::kReLU6},
-      {"hard_sigmoid", Activation::kHardSigmoid},
-  };
-  std::string known;
-  for (const auto& [n, act] : kNames) {
+  for (const auto& [n, act] : kActivationNames) {
     if (name == n) return act;
-    known += known.empty() ? n : std::string(", ") + n;
   }
   throw ValueError("activation_from_name: unknown activation '" + name + "'; expected one of " +
-                   known);
+                   activation_names());
 }
 
 }  // namespace strata

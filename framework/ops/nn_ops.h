@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "framework/backend/kernel_params.h"
@@ -42,8 +43,11 @@ Tensor batch_norm_inference(const Tensor& x, const Tensor& gamma, const Tensor& 
                             const Tensor& moving_mean, const Tensor& moving_variance,
                             float epsilon = 1e-3f);
 
-// Activations (oneDNN eltwise on the CPU).
-Tensor activation(const Tensor& x, Activation act, float alpha = 0.0f);
+// Activations (oneDNN eltwise on the CPU). `alpha` is the parameter of kLeakyReLU (negative
+// slope) and kELU; unset, it is Keras 3's default (leaky_relu 0.2, elu 1.0).
+Tensor activation(const Tensor& x, Activation act, std::optional<float> alpha = std::nullopt);
+// Keras 3's default parameter of an activation (0 for those that take none).
+float default_activation_alpha(Activation act);
 Tensor relu(const Tensor& x);
 // relu(a + b) in one pass over memory, with a one-pass backward (residual blocks' Add -> ReLU).
 // a and b broadcast as in add().
@@ -57,9 +61,20 @@ Tensor tanh(const Tensor& x);
 Tensor swish(const Tensor& x);
 Tensor softplus(const Tensor& x);
 Tensor relu6(const Tensor& x);
-// Parses Keras names: "relu", "sigmoid", "tanh", "gelu", "elu", "selu", "swish"/"silu",
-// "softplus", "linear", "leaky_relu", "relu6", "hard_sigmoid"; throws ValueError otherwise.
+Tensor hard_sigmoid(const Tensor& x);
+Tensor softsign(const Tensor& x);
+Tensor hard_silu(const Tensor& x);  // Keras' hard_silu / hard_swish
+Tensor hard_swish(const Tensor& x);
+Tensor mish(const Tensor& x);
+Tensor log_sigmoid(const Tensor& x);
+Tensor hard_tanh(const Tensor& x);
+// Parses Keras 3's names of the activations above: "linear", "relu", "leaky_relu", "elu", "selu",
+// "gelu", "sigmoid", "tanh", "swish"/"silu", "softplus", "relu6", "hard_sigmoid", "softsign",
+// "hard_silu"/"hard_swish", "mish", "log_sigmoid", "exponential", "hard_tanh"; ValueError
+// otherwise. The parameters by name are Keras' defaults (default_activation_alpha).
 Activation activation_from_name(const std::string& name);
+// The names activation_from_name accepts, comma-separated (for error messages).
+std::string activation_names();
 
 Tensor softmax(const Tensor& x, int axis = -1);
 Tensor log_softmax(const Tensor& x, int axis = -1);

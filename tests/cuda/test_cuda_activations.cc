@@ -73,6 +73,25 @@ std::vector<ActCase> cases() {
        [](double x) { return x > -3 && x < 3 ? 1.0 / 6.0 : 0.0; }},
       {"linear", Activation::kLinear, 0.0f, [](double x) { return x; },
        [](double) { return 1.0; }},
+      {"softsign", Activation::kSoftsign, 0.0f, [](double x) { return x / (1 + std::fabs(x)); },
+       [](double x) { return 1 / ((1 + std::fabs(x)) * (1 + std::fabs(x))); }},
+      {"hard_silu", Activation::kHardSwish, 0.0f,
+       [](double x) { return x * std::min(std::max(0.0, x + 3.0), 6.0) / 6.0; },
+       [](double x) { return x < -3 ? 0.0 : x > 3 ? 1.0 : (2 * x + 3) / 6; }},
+      {"mish", Activation::kMish, 0.0f,
+       [](double x) { return x * std::tanh(std::log1p(std::exp(x))); },
+       [](double x) {
+         const double t = std::tanh(std::log1p(std::exp(x)));
+         return t + x * (1 - t * t) * sigmoid_ref(x);
+       }},
+      {"log_sigmoid", Activation::kLogSigmoid, 0.0f,
+       [](double x) { return -std::log1p(std::exp(-x)); },
+       [](double x) { return sigmoid_ref(-x); }},
+      {"exponential", Activation::kExponential, 0.0f, [](double x) { return std::exp(x); },
+       [](double x) { return std::exp(x); }},
+      {"hard_tanh", Activation::kHardTanh, 0.0f,
+       [](double x) { return std::min(std::max(x, -1.0), 1.0); },
+       [](double x) { return x > -1 && x < 1 ? 1.0 : 0.0; }},
   };
 }
 
@@ -82,7 +101,7 @@ Tensor test_input(const Shape& shape) {
   std::vector<float> v(size_t(shape.numel()));
   for (size_t i = 0; i < v.size(); ++i) {
     float t = -8.0f + 16.0f * float(i) / float(v.size()) + 0.0371f;
-    for (float kink : {0.0f, 6.0f, 3.0f, -3.0f}) {
+    for (float kink : {0.0f, 6.0f, 3.0f, -3.0f, 1.0f, -1.0f}) {
       if (std::fabs(t - kink) < 0.05f) t += 0.1f;
     }
     v[i] = t;

@@ -93,7 +93,10 @@ TEST_P(Cpu16BitKernels, Activations) {
   for (Activation act : {Activation::kReLU, Activation::kLeakyReLU, Activation::kELU,
                          Activation::kSELU, Activation::kGELU, Activation::kGELUTanh,
                          Activation::kSigmoid, Activation::kTanh, Activation::kSwish,
-                         Activation::kSoftplus, Activation::kReLU6, Activation::kHardSigmoid}) {
+                         Activation::kSoftplus, Activation::kReLU6, Activation::kHardSigmoid,
+                         Activation::kSoftsign, Activation::kHardSwish, Activation::kMish,
+                         Activation::kLogSigmoid, Activation::kExponential,
+                         Activation::kHardTanh}) {
     expect_matches_float32("activation", [act](const auto& in) { return activation(in[0], act, 0.2f); },
                            {x}, 2 * tol());
   }

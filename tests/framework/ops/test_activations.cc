@@ -51,15 +51,29 @@ std::vector<ActCase> cases() {
        [](double x) { return std::min(std::max(x / 6.0 + 0.5, 0.0), 1.0); }},
       {"linear", [](const Tensor& x) { return activation(x, Activation::kLinear); },
        [](double x) { return x; }},
+      // Keras 3's references (keras/src/activations/activations_test.py).
+      {"softsign", [](const Tensor& x) { return softsign(x); },
+       [](double x) { return x / (1 + std::fabs(x)); }},
+      {"hard_silu", [](const Tensor& x) { return hard_silu(x); },
+       [](double x) { return x * std::min(std::max(0.0, x + 3.0), 6.0) / 6.0; }},
+      {"mish", [](const Tensor& x) { return mish(x); },
+       [](double x) { return x * std::tanh(std::log1p(std::exp(x))); }},
+      {"log_sigmoid", [](const Tensor& x) { return log_sigmoid(x); },
+       [](double x) { return -std::log1p(std::exp(-x)); }},
+      {"exponential", [](const Tensor& x) { return activation(x, Activation::kExponential); },
+       [](double x) { return std::exp(x); }},
+      {"hard_tanh", [](const Tensor& x) { return hard_tanh(x); },
+       [](double x) { return std::min(std::max(x, -1.0), 1.0); }},
   };
 }
 
-// Values covering every branch, away from kinks (0, 6, +-3) so finite differences are smooth.
+// Values covering every branch, away from kinks (0, 6, +-3, +-1) so finite differences are
+// smooth.
 Tensor test_input(const Shape& shape) {
   std::vector<float> v(size_t(shape.numel()));
   for (size_t i = 0; i < v.size(); ++i) {
     float t = -8.0f + 16.0f * float(i) / float(v.size()) + 0.0371f;
-    for (float kink : {0.0f, 6.0f, 3.0f, -3.0f}) {
+    for (float kink : {0.0f, 6.0f, 3.0f, -3.0f, 1.0f, -1.0f}) {
       if (std::fabs(t - kink) < 0.05f) t += 0.1f;
     }
     v[i] = t;
@@ -128,7 +142,25 @@ TEST(Activations, FromName) {
   EXPECT_EQ(activation_from_name("softplus"), Activation::kSoftplus);
   EXPECT_EQ(activation_from_name("relu6"), Activation::kReLU6);
   EXPECT_EQ(activation_from_name("hard_sigmoid"), Activation::kHardSigmoid);
+  EXPECT_EQ(activation_from_name("softsign"), Activation::kSoftsign);
+  EXPECT_EQ(activation_from_name("hard_silu"), Activation::kHardSwish);
+  EXPECT_EQ(activation_from_name("hard_swish"), Activation::kHardSwish);
+  EXPECT_EQ(activation_from_name("mish"), Activation::kMish);
+  EXPECT_EQ(activation_from_name("log_sigmoid"), Activation::kLogSigmoid);
+  EXPECT_EQ(activation_from_name("exponential"), Activation::kExponential);
+  EXPECT_EQ(activation_from_name("hard_tanh"), Activation::kHardTanh);
   expect_error<ValueError>([] { activation_from_name("relu7"); }, {"relu7"});
+}
+
+TEST(Activations, ParameterDefaultsAreKeras3s) {
+  // activation(x, act) without a parameter: Keras' leaky_relu slope 0.2 and elu alpha 1.0.
+  const Tensor x = tensor({-2.0f, 3.0f}, {2});
+  expect_all_close(activation(x, Activation::kLeakyReLU), tensor({-0.4f, 3.0f}, {2}));
+  expect_all_close(activation(x, Activation::kELU),
+                   tensor({float(std::expm1(-2.0)), 3.0f}, {2}));
+  EXPECT_EQ(default_activation_alpha(Activation::kLeakyReLU), 0.2f);
+  EXPECT_EQ(default_activation_alpha(Activation::kELU), 1.0f);
+  EXPECT_EQ(default_activation_alpha(Activation::kReLU), 0.0f);
 }
 
 TEST(Activations, RejectsIntegerInput) {
