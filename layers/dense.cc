@@ -1,17 +1,20 @@
 #include "layers/dense.h"
 
+#include "framework/model/batch_axis.h"
 #include "framework/ops/nn_ops.h"
 
 namespace strata {
 
-Dense::Dense(int64_t units, const std::string& activation)
+Dense::Dense(int64_t units, const Json& activation)
     : Dense(units, DenseOptions().activation(activation)) {}
 
 Dense::Dense(int64_t units, const DenseOptions& options)
     : Layer("dense", options.name_),
       units_(units),
       options_(options),
-      activation_(options.activation_ == "linear" ? nullptr : layer_utils::activation_fn(options.activation_)) {
+      activation_(layer_utils::is_linear_activation(options.activation_)
+                      ? nullptr
+                      : layer_utils::activation_fn(options.activation_)) {
   if (units <= 0) {
     throw ValueError("Dense: units must be a positive integer, got " + std::to_string(units));
   }
@@ -39,7 +42,8 @@ Tensor Dense::call(const Tensor& x, bool) {
   const int64_t in = kernel_->shape()[0];
   if (x.rank() < 2 || x.shape()[x.rank() - 1] != in) {
     throw ShapeError("Dense '" + name() + "': expected inputs with last dimension " +
-                     std::to_string(in) + ", got shape " + x.shape().to_string());
+                     std::to_string(in) + ", got shape " + x.shape().to_string() +
+                     missing_batch_axis_hint(Shape{-1, in}, x.shape()));
   }
   Tensor y = matmul(x, kernel_->value());
   if (bias_) y = bias_add(y, bias_->value());
@@ -61,15 +65,13 @@ Json Dense::get_config() const {
 std::shared_ptr<Layer> Dense::from_config(const Json& c) {
   DenseOptions o;
   o.name(c.get("name", "").as_string())
-      .activation(c.get("activation", "linear").as_string())
+      .activation(c.get("activation", "linear"))
       .use_bias(c.get("use_bias", true).as_bool());
-  if (c.contains("kernel_initializer")) o.kernel_initializer(initializers::from_json(c.at("kernel_initializer")));
-  if (c.contains("bias_initializer")) o.bias_initializer(initializers::from_json(c.at("bias_initializer")));
-  o.kernel_regularizer(regularizers::from_json(c.get("kernel_regularizer", Json())));
-  o.bias_regularizer(regularizers::from_json(c.get("bias_regularizer", Json())));
-  auto layer = std::make_shared<Dense>(c.at("units").as_int(), o);
-  if (!c.get("trainable", true).as_bool()) layer->set_trainable(false);
-  return layer;
+  o.kernel_initializer(layer_utils::initializer_from(c, "kernel_initializer", {}))
+      .bias_initializer(layer_utils::initializer_from(c, "bias_initializer", {}))
+      .kernel_regularizer(layer_utils::regularizer_from(c, "kernel_regularizer"))
+      .bias_regularizer(layer_utils::regularizer_from(c, "bias_regularizer"));
+  return layer_utils::finish_from_config(std::make_shared<Dense>(c.at("units").as_int(), o), c);
 }
 
 }  // namespace strata

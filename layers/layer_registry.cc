@@ -41,13 +41,17 @@ std::shared_ptr<Layer> layer_from_config(const Json& layer_json) {
     auto it = registry().find(cls);
     if (it != registry().end()) factory = it->second;
   }
+  const Json config = layer_json.get("config", Json::object());
   if (!factory) {
     std::string names;
     for (const std::string& n : registered_layers()) names += (names.empty() ? "" : ", ") + n;
-    throw ValueError("layer_from_config: unknown layer class '" + cls +
-                     "'; register it with register_layer(). Known classes: " + names);
+    const Json name = config.is_object() ? config.get("name", Json()) : Json();
+    const std::string layer = name.is_string() ? " (layer '" + name.as_string() + "')" : "";
+    throw ValueError("unknown layer class '" + cls + "'" + layer + ": Strata has no layer of "
+                     "that class; register a C++ implementation under that class name with "
+                     "register_layer(\"" + cls + "\", factory) before loading. Known classes: " +
+                     names);
   }
-  const Json config = layer_json.get("config", Json::object());
   std::shared_ptr<Layer> layer = factory(config);
   // The policy the layer was saved with (Keras' dtype argument), for every class at once. A
   // config without one (older files) leaves the global policy the constructor took; "string" is

@@ -18,8 +18,8 @@ using LayerFactory = std::function<std::shared_ptr<Layer>(const Json& config)>;
 void register_layer(const std::string& class_name, LayerFactory factory);
 // Every registered class name, sorted.
 std::vector<std::string> registered_layers();
-// {"class_name": "Dense", "config": {...}} -> a new layer; ValueError naming the class and the
-// registered ones when unknown.
+// {"class_name": "Dense", "config": {...}} -> a new layer; ValueError naming the class, the
+// layer's name, the fix (register_layer) and the registered classes when the class is unknown.
 std::shared_ptr<Layer> layer_from_config(const Json& layer_json);
 // {"class_name": ..., "config": layer.get_config()}
 Json layer_to_json(const Layer& layer);

@@ -86,9 +86,14 @@ Json Reshape::get_config() const {
 }
 
 std::shared_ptr<Layer> Reshape::from_config(const Json& c) {
-  return finish_from_config(std::make_shared<Reshape>(c.at("target_shape").as_int_vector(),
-                                                      c.get("name", "").as_string()),
-                            c);
+  // Keras 3 writes an unknown dimension as null ([null, 4]): the one to infer, like -1.
+  const Json t = c.at("target_shape");
+  if (!t.is_array()) {
+    throw ValueError("Reshape: target_shape must be a list of integers, got " + t.dump());
+  }
+  std::vector<int64_t> target;
+  for (size_t i = 0; i < t.size(); ++i) target.push_back(t.at(i).is_null() ? -1 : t.at(i).as_int());
+  return finish_from_config(std::make_shared<Reshape>(target, c.get("name", "").as_string()), c);
 }
 
 // ---- Permute ----

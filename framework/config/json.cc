@@ -91,7 +91,9 @@ Json Json::at(const std::string& key) const {
 }
 
 Json Json::get(const std::string& key, const Json& fallback) const {
-  return contains(key) ? at(key) : fallback;
+  if (!contains(key)) return fallback;
+  Json value = at(key);
+  return value.is_null() ? fallback : value;
 }
 
 void Json::set(const std::string& key, const Json& value) {

@@ -42,7 +42,9 @@ class Json {
   bool is_number() const;
   bool is_bool() const;
 
-  // Objects. at() throws ValueError naming the missing key; get() returns `fallback` instead.
+  // Objects. at() throws ValueError naming the missing key. get() returns `fallback` when the key
+  // is missing or its value is null: Keras configs write None for "use the default"
+  // ("mask_zero": null), so a null must read as the default, not fail to convert.
   bool contains(const std::string& key) const;
   Json at(const std::string& key) const;
   Json get(const std::string& key, const Json& fallback) const;
