@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "framework/model/batch_axis.h"
 #include "framework/model/layer.h"
 #include "framework/ops/shape_ops.h"
 
@@ -90,7 +91,8 @@ std::vector<Tensor> FunctionalGraph::run(const std::vector<Tensor>& inputs, bool
     if (!ok) {
       throw ShapeError("Model '" + model_name + "': input " + std::to_string(i) + " ('" +
                        inputs_[i].node()->input_name + "') expects shape " + want.to_string() +
-                       " (-1 = any), got " + (x.defined() ? x.shape().to_string() : "undefined"));
+                       " (-1 = any), got " + (x.defined() ? x.shape().to_string() : "undefined") +
+                       (x.defined() ? missing_batch_axis_hint(want, x.shape()) : ""));
     }
     if (x.dtype() != inputs_[i].dtype()) x = cast(x, inputs_[i].dtype());  // as Keras casts
     values[{inputs_[i].node().get(), inputs_[i].index()}] = x;

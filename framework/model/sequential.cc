@@ -1,6 +1,7 @@
 #include "framework/model/sequential.h"
 
 #include "framework/autograd/grad_mode.h"
+#include "framework/model/batch_axis.h"
 #include "framework/ops/creation.h"
 
 namespace strata {
@@ -46,6 +47,12 @@ void Sequential::build_multi(const std::vector<Shape>& input_shapes) {
 
 Tensor Sequential::call(const Tensor& x, bool training) {
   if (layers_.empty()) throw ValueError("Sequential '" + name() + "': has no layers; add() some first");
+  const std::string hint = missing_batch_axis_hint(build_input_shape_, x.shape());
+  if (!hint.empty()) {
+    throw ShapeError("Sequential '" + name() + "': expected inputs of shape " +
+                     build_input_shape_.to_string() + " (-1 = any), got " + x.shape().to_string() +
+                     hint);
+  }
   Tensor h = x;
   for (const auto& l : layers_) h = (*l)(h, training);
   return h;
