@@ -49,6 +49,7 @@ struct BatchNormalizationOptions {
 
 class BatchNormalization : public Layer {
  public:
+  STRATA_LAYER(BatchNormalization)
   explicit BatchNormalization(const BatchNormalizationOptions& options = {});
   static std::shared_ptr<Layer> from_config(const Json& config);
 
@@ -84,6 +85,7 @@ class BatchNormalization : public Layer {
 // all-reduce). Alone it is an ordinary BatchNormalization.
 class SyncBatchNormalization : public BatchNormalization {
  public:
+  STRATA_LAYER(SyncBatchNormalization)
   explicit SyncBatchNormalization(BatchNormalizationOptions options = {});
   static std::shared_ptr<Layer> from_config(const Json& config);
   std::string class_name() const override { return "SyncBatchNormalization"; }

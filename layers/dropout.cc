@@ -20,6 +20,12 @@ Dropout::Dropout(double rate, int64_t seed, const std::string& name)
   }
 }
 
+Dropout::Dropout(Dropout&& other) noexcept
+    : Layer(std::move(other)), rate_(other.rate_), seed_(other.seed_) {
+  std::lock_guard<std::mutex> lock(other.calls_mutex_);
+  calls_ = std::move(other.calls_);
+}
+
 Tensor Dropout::call(const Tensor& x, bool training) {
   if (!training || rate_ == 0.0) return x;
   int64_t seed = -1;

@@ -16,7 +16,10 @@ namespace strata {
 
 class Dropout : public Layer {
  public:
+  STRATA_LAYER(Dropout)
   explicit Dropout(double rate, int64_t seed = -1, const std::string& name = "");
+  // For STRATA_LAYER's move (a Dropout constructed in place): everything but the mutex moves.
+  Dropout(Dropout&& other) noexcept;
   static std::shared_ptr<Layer> from_config(const Json& config);
   std::string class_name() const override { return "Dropout"; }
   Json get_config() const override;

@@ -24,6 +24,7 @@ struct EmbeddingOptions {
 
 class Embedding : public Layer {
  public:
+  STRATA_LAYER(Embedding)
   Embedding(int64_t input_dim, int64_t output_dim, const EmbeddingOptions& options = {});
   static std::shared_ptr<Layer> from_config(const Json& config);
 

@@ -36,6 +36,7 @@ struct LayerNormalizationOptions {
 
 class LayerNormalization : public Layer {
  public:
+  STRATA_LAYER(LayerNormalization)
   explicit LayerNormalization(const LayerNormalizationOptions& options = {});
   static std::shared_ptr<Layer> from_config(const Json& config);
 

@@ -25,6 +25,7 @@ class ElementwiseMerge : public Layer {
 
 class Add : public ElementwiseMerge {
  public:
+  STRATA_LAYER(Add)
   explicit Add(const std::string& name = "") : ElementwiseMerge("add", name) {}
   static std::shared_ptr<Layer> from_config(const Json& config);
   std::string class_name() const override { return "Add"; }
@@ -39,6 +40,7 @@ class Add : public ElementwiseMerge {
 // inputs[0] - inputs[1]; exactly two inputs.
 class Subtract : public ElementwiseMerge {
  public:
+  STRATA_LAYER(Subtract)
   explicit Subtract(const std::string& name = "") : ElementwiseMerge("subtract", name) {}
   static std::shared_ptr<Layer> from_config(const Json& config);
   std::string class_name() const override { return "Subtract"; }
@@ -50,6 +52,7 @@ class Subtract : public ElementwiseMerge {
 
 class Multiply : public ElementwiseMerge {
  public:
+  STRATA_LAYER(Multiply)
   explicit Multiply(const std::string& name = "") : ElementwiseMerge("multiply", name) {}
   static std::shared_ptr<Layer> from_config(const Json& config);
   std::string class_name() const override { return "Multiply"; }
@@ -61,6 +64,7 @@ class Multiply : public ElementwiseMerge {
 // Concatenates along `axis` (not the batch axis); other dims must match.
 class Concatenate : public Layer {
  public:
+  STRATA_LAYER(Concatenate)
   explicit Concatenate(int axis = -1, const std::string& name = "");
   static std::shared_ptr<Layer> from_config(const Json& config);
   std::string class_name() const override { return "Concatenate"; }

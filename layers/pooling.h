@@ -40,6 +40,7 @@ class Pooling2D : public Layer {
 
 class MaxPooling2D : public Pooling2D {
  public:
+  STRATA_LAYER(MaxPooling2D)
   explicit MaxPooling2D(IntPair pool_size = 2, std::optional<IntPair> strides = std::nullopt,
                         const std::string& padding = "valid", const std::string& name = "");
   static std::shared_ptr<Layer> from_config(const Json& config);
@@ -52,6 +53,7 @@ class MaxPooling2D : public Pooling2D {
 // Averages only over non-padding elements under "same" padding (TensorFlow's rule).
 class AveragePooling2D : public Pooling2D {
  public:
+  STRATA_LAYER(AveragePooling2D)
   explicit AveragePooling2D(IntPair pool_size = 2, std::optional<IntPair> strides = std::nullopt,
                             const std::string& padding = "valid", const std::string& name = "");
   static std::shared_ptr<Layer> from_config(const Json& config);
@@ -78,6 +80,7 @@ class GlobalPooling2D : public Layer {
 
 class GlobalAveragePooling2D : public GlobalPooling2D {
  public:
+  STRATA_LAYER(GlobalAveragePooling2D)
   explicit GlobalAveragePooling2D(bool keepdims = false, const std::string& name = "");
   static std::shared_ptr<Layer> from_config(const Json& config);
   std::string class_name() const override { return "GlobalAveragePooling2D"; }
@@ -88,6 +91,7 @@ class GlobalAveragePooling2D : public GlobalPooling2D {
 
 class GlobalMaxPooling2D : public GlobalPooling2D {
  public:
+  STRATA_LAYER(GlobalMaxPooling2D)
   explicit GlobalMaxPooling2D(bool keepdims = false, const std::string& name = "");
   static std::shared_ptr<Layer> from_config(const Json& config);
   std::string class_name() const override { return "GlobalMaxPooling2D"; }

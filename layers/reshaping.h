@@ -14,6 +14,7 @@ namespace strata {
 // [batch, d1, d2, ...] -> [batch, d1*d2*...]; rank-1 inputs become [batch, 1].
 class Flatten : public Layer {
  public:
+  STRATA_LAYER(Flatten)
   explicit Flatten(const std::string& name = "");
   static std::shared_ptr<Layer> from_config(const Json& config);
   std::string class_name() const override { return "Flatten"; }
@@ -26,6 +27,7 @@ class Flatten : public Layer {
 // [batch, ...] -> [batch, *target_shape]; one entry of target_shape may be -1 (inferred).
 class Reshape : public Layer {
  public:
+  STRATA_LAYER(Reshape)
   explicit Reshape(std::vector<int64_t> target_shape, const std::string& name = "");
   static std::shared_ptr<Layer> from_config(const Json& config);
   std::string class_name() const override { return "Reshape"; }
@@ -41,6 +43,7 @@ class Reshape : public Layer {
 // Permutes the non-batch axes; dims are 1-based as in Keras: Permute({2, 1}) swaps axes 1 and 2.
 class Permute : public Layer {
  public:
+  STRATA_LAYER(Permute)
   explicit Permute(std::vector<int> dims, const std::string& name = "");
   static std::shared_ptr<Layer> from_config(const Json& config);
   std::string class_name() const override { return "Permute"; }
@@ -66,6 +69,7 @@ struct Padding2D {
 // Pads NHWC inputs with zeros along H and W.
 class ZeroPadding2D : public Layer {
  public:
+  STRATA_LAYER(ZeroPadding2D)
   explicit ZeroPadding2D(Padding2D padding = 1) : ZeroPadding2D(padding, std::string()) {}
   // A template so that braced paddings ({1, 2}, {{0, 1}, {2, 0}}) are not ambiguous with the
   // (deleted) copy constructor reached through a std::string built from `0` or `{2, 0}`.

@@ -79,8 +79,7 @@ int main(int argc, char** argv) try {
   make_spirals(600, x, y);
   const int64_t n = x.dim(0);
 
-  Sequential model({std::make_shared<Dense>(64, "relu"), std::make_shared<Dense>(64, "relu"),
-                    std::make_shared<Dense>(3)});
+  Sequential model({Dense(64, "relu"), Dense(64, "relu"), Dense(3)});
   optimizers::Adam optimizer(0.01);
   losses::SparseCategoricalCrossentropy loss_fn(/*from_logits=*/true);
 

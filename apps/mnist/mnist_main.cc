@@ -35,24 +35,24 @@ namespace {
 
 std::shared_ptr<Sequential> seed_cnn() {
   return std::make_shared<Sequential>(std::vector<std::shared_ptr<Layer>>{
-      std::make_shared<Reshape>(std::vector<int64_t>{28, 28, 1}),
-      std::make_shared<Conv2D>(32, 3, "relu"),
-      std::make_shared<Flatten>(),
-      std::make_shared<Dense>(128, "relu"),
-      std::make_shared<Dense>(10),
+      Reshape({28, 28, 1}),
+      Conv2D(32, 3, "relu"),
+      Flatten(),
+      Dense(128, "relu"),
+      Dense(10),
   }, "seed_cnn");
 }
 
 std::shared_ptr<Sequential> convnet() {
   return std::make_shared<Sequential>(std::vector<std::shared_ptr<Layer>>{
-      std::make_shared<Reshape>(std::vector<int64_t>{28, 28, 1}),
-      std::make_shared<Conv2D>(32, 3, "relu"),
-      std::make_shared<MaxPooling2D>(2),
-      std::make_shared<Conv2D>(64, 3, "relu"),
-      std::make_shared<MaxPooling2D>(2),
-      std::make_shared<Flatten>(),
-      std::make_shared<Dropout>(0.5),
-      std::make_shared<Dense>(10, "softmax"),
+      Reshape({28, 28, 1}),
+      Conv2D(32, 3, "relu"),
+      MaxPooling2D(2),
+      Conv2D(64, 3, "relu"),
+      MaxPooling2D(2),
+      Flatten(),
+      Dropout(0.5),
+      Dense(10, "softmax"),
   }, "convnet");
 }
 
@@ -60,15 +60,15 @@ std::shared_ptr<Sequential> convnet() {
 // Fashion-MNIST, where the smaller convnet stops near 90%.
 std::shared_ptr<Sequential> conv_pool() {
   return std::make_shared<Sequential>(std::vector<std::shared_ptr<Layer>>{
-      std::make_shared<Reshape>(std::vector<int64_t>{28, 28, 1}),
-      std::make_shared<Conv2D>(32, 3, Conv2DOptions().activation("relu").padding("same")),
-      std::make_shared<MaxPooling2D>(2),
-      std::make_shared<Conv2D>(64, 3, Conv2DOptions().activation("relu").padding("same")),
-      std::make_shared<MaxPooling2D>(2),
-      std::make_shared<Flatten>(),
-      std::make_shared<Dense>(256, "relu"),
-      std::make_shared<Dropout>(0.4),
-      std::make_shared<Dense>(10, "softmax"),
+      Reshape({28, 28, 1}),
+      Conv2D(32, 3, Conv2DOptions().activation("relu").padding("same")),
+      MaxPooling2D(2),
+      Conv2D(64, 3, Conv2DOptions().activation("relu").padding("same")),
+      MaxPooling2D(2),
+      Flatten(),
+      Dense(256, "relu"),
+      Dropout(0.4),
+      Dense(10, "softmax"),
   }, "conv_pool");
 }
 

@@ -41,28 +41,24 @@ struct Builder {
 
   KerasTensor conv(const KerasTensor& x, int64_t filters, int kernel, int stride,
                    const std::string& name) const {
-    auto layer = std::make_shared<Conv2D>(
-        filters, IntPair{kernel, kernel},
-        Conv2DOptions()
-            .strides(IntPair{stride, stride})
-            .padding("same")
-            .use_bias(false)
-            .kernel_initializer(initializers::he_normal())
-            .kernel_regularizer(regularizers::l2(options.weight_decay))
-            .name(name));
-    return (*layer)(x);
+    return Conv2D(filters, IntPair{kernel, kernel},
+                  Conv2DOptions()
+                      .strides(IntPair{stride, stride})
+                      .padding("same")
+                      .use_bias(false)
+                      .kernel_initializer(initializers::he_normal())
+                      .kernel_regularizer(regularizers::l2(options.weight_decay)))
+        .name(name)(x);
   }
 
   static KerasTensor bn(const KerasTensor& x, const std::string& name) {
-    auto layer = std::make_shared<BatchNormalization>(BatchNormalizationOptions()
-                                                          .momentum(kBatchNormDecay)
-                                                          .epsilon(kBatchNormEpsilon)
-                                                          .name(name));
-    return (*layer)(x);
+    return BatchNormalization(
+               BatchNormalizationOptions().momentum(kBatchNormDecay).epsilon(kBatchNormEpsilon))
+        .name(name)(x);
   }
 
   static KerasTensor relu(const KerasTensor& x, const std::string& name) {
-    return (*std::make_shared<ActivationLayer>("relu", name))(x);
+    return ActivationLayer("relu").name(name)(x);
   }
 
   // One basic block; `project` adds the 1x1 conv + BN shortcut (each stage's first block).
@@ -78,7 +74,7 @@ struct Builder {
       shortcut = conv(input, filters, 1, stride, base + "_shortcut_conv");
       shortcut = bn(shortcut, base + "_shortcut_bn");
     }
-    x = (*std::make_shared<Add>(base + "_add"))({x, shortcut});
+    x = Add().name(base + "_add")({x, shortcut});
     return relu(x, base + "_out");
   }
 };
@@ -106,15 +102,14 @@ std::shared_ptr<Model> resnet(int resnet_size, const ResnetOptions& options) {
                   "res" + std::to_string(stage + 2) + "_block" + std::to_string(i));
     }
   }
-  x = (*std::make_shared<GlobalAveragePooling2D>(false, "avg_pool"))(x);
-  auto fc = std::make_shared<Dense>(
-      options.num_classes, DenseOptions()
-                               .activation(options.head_activation)
-                               .kernel_initializer(initializers::random_normal(0.0, 0.01))
-                               .kernel_regularizer(regularizers::l2(options.weight_decay))
-                               .bias_regularizer(regularizers::l2(options.weight_decay))
-                               .name("fc" + std::to_string(options.num_classes)));
-  KerasTensor outputs = (*fc)(x);
+  x = GlobalAveragePooling2D().name("avg_pool")(x);
+  KerasTensor outputs = Dense(options.num_classes,
+                              DenseOptions()
+                                  .activation(options.head_activation)
+                                  .kernel_initializer(initializers::random_normal(0.0, 0.01))
+                                  .kernel_regularizer(regularizers::l2(options.weight_decay))
+                                  .bias_regularizer(regularizers::l2(options.weight_decay)))
+                            .name("fc" + std::to_string(options.num_classes))(x);
   return std::make_shared<Model>(inputs, outputs, "resnet" + std::to_string(resnet_size));
 }
 

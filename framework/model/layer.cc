@@ -14,12 +14,33 @@
 
 namespace strata {
 
-std::string unique_layer_name(const std::string& base_name) {
-  static std::mutex mutex;
-  static std::map<std::string, int> counts;
-  std::lock_guard<std::mutex> lock(mutex);
-  const int n = counts[base_name]++;
+namespace {
+struct LayerNameCounts {
+  std::mutex mutex;
+  std::map<std::string, int> counts;  // names issued per base name
+};
+LayerNameCounts& layer_name_counts() {
+  static LayerNameCounts c;
+  return c;
+}
+std::string numbered_name(const std::string& base_name, int n) {
   return n == 0 ? base_name : base_name + "_" + std::to_string(n);
+}
+}  // namespace
+
+std::string unique_layer_name(const std::string& base_name) {
+  LayerNameCounts& c = layer_name_counts();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  return numbered_name(base_name, c.counts[base_name]++);
+}
+
+void release_unique_layer_name(const std::string& base_name, const std::string& name) {
+  LayerNameCounts& c = layer_name_counts();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  auto it = c.counts.find(base_name);
+  if (it != c.counts.end() && it->second > 0 && numbered_name(base_name, it->second - 1) == name) {
+    --it->second;
+  }
 }
 
 std::string to_snake_case(const std::string& s) {
@@ -43,9 +64,64 @@ std::string to_snake_case(const std::string& s) {
 
 Layer::Layer(const std::string& base_name, const std::string& name)
     : name_(name.empty() ? unique_layer_name(base_name) : name),
+      default_name_base_(name.empty() ? base_name : ""),
       dtype_policy_(mixed_precision::global_policy()) {}
 
+Layer::Layer(Layer&& other) noexcept
+    : std::enable_shared_from_this<Layer>(),
+      name_(std::move(other.name_)),
+      default_name_base_(std::move(other.default_name_base_)),
+      dtype_policy_(std::move(other.dtype_policy_)),
+      autocast_inputs_(other.autocast_inputs_),
+      built_(other.built_),
+      trainable_(other.trainable_),
+      call_count_(other.call_count_),
+      weights_(std::move(other.weights_)),
+      regularized_(std::move(other.regularized_)),
+      sublayers_(std::move(other.sublayers_)) {
+  std::lock_guard<std::mutex> lock(other.call_state_mutex_);
+  activity_losses_ = std::move(other.activity_losses_);
+  output_shape_ = std::move(other.output_shape_);
+}
+
 Layer::~Layer() = default;
+
+std::shared_ptr<Layer> Layer::move_into_shared() {
+  throw ValueError(class_name() + " '" + name_ + "' was used in place (called on a KerasTensor "
+                   "or passed as a std::shared_ptr<Layer>), which needs its class to declare "
+                   "STRATA_LAYER(" + class_name() + "); or construct it with std::make_shared<" +
+                   class_name() + ">(...)");
+}
+
+Layer::operator std::shared_ptr<Layer>() && {
+  // Already shared (std::move(*ptr)): keep that owner rather than moving out of it.
+  if (std::shared_ptr<Layer> self = weak_from_this().lock()) return self;
+  return move_into_shared();
+}
+
+Layer& Layer::name(const std::string& name) & {
+  if (name.empty()) {
+    throw ValueError(class_name() + " '" + name_ + "': a layer name cannot be empty");
+  }
+  if (built_ || !weights_.empty()) {
+    throw StateError(class_name() + " '" + name_ + "': cannot be renamed to '" + name + "' once "
+                     "built (its weights are named after it); name it before its first call");
+  }
+  if (!default_name_base_.empty()) release_unique_layer_name(default_name_base_, name_);
+  default_name_base_.clear();
+  name_ = name;
+  return *this;
+}
+
+Layer& Layer::dtype(const mixed_precision::DTypePolicy& policy) & {
+  set_dtype_policy(policy);
+  return *this;
+}
+
+Layer& Layer::trainable(bool trainable) & {
+  set_trainable(trainable);
+  return *this;
+}
 
 void Layer::wrong_input_count(size_t expected, size_t got) const {
   throw ValueError("Layer '" + name_ + "' (" + class_name() + ") expects " +
@@ -131,15 +207,26 @@ Tensor Layer::invoke(const std::vector<Tensor>& inputs, bool training, bool then
   return y;
 }
 
-KerasTensor Layer::operator()(const KerasTensor& x) {
+KerasTensor Layer::operator()(const KerasTensor& x) & {
   return (*this)(std::vector<KerasTensor>{x});
 }
 
-KerasTensor Layer::operator()(const std::vector<KerasTensor>& xs) {
+KerasTensor Layer::operator()(const KerasTensor& x) && {
+  return std::move(*this)(std::vector<KerasTensor>{x});
+}
+
+KerasTensor Layer::operator()(const std::vector<KerasTensor>& xs) && {
+  std::shared_ptr<Layer> owned = std::move(*this);  // the graph's node keeps it alive
+  return (*owned)(xs);
+}
+
+KerasTensor Layer::operator()(const std::vector<KerasTensor>& xs) & {
   std::shared_ptr<Layer> self = weak_from_this().lock();
   if (!self) {
     throw ValueError("Layer '" + name_ + "': to be used in a functional model, a layer must be "
-                     "owned by a std::shared_ptr (use std::make_shared<" + class_name() + ">(...))");
+                     "owned by the graph or a std::shared_ptr: call it where it is constructed (" +
+                     class_name() + "(...)(x)) or make it with std::make_shared<" + class_name() +
+                     ">(...); this layer object is owned by neither");
   }
   // Infer the output by running the layer once on zeros with a batch of one (unknown dims as
   // 1): this also builds it, exactly as its first real call would.

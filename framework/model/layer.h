@@ -3,8 +3,21 @@
 // variable-creator stack), so layers never know about devices or distribution strategies.
 //
 // A layer is called eagerly on Tensors (`layer(x, training)`) or symbolically on KerasTensors
-// to build a functional model (`layer(Input({784}))`). Single-input layers override call();
-// layers taking several inputs (Add, Concatenate, multi-input models) override call_multi().
+// to build a functional model. Single-input layers override call(); layers taking several inputs
+// (Add, Concatenate, multi-input models) override call_multi().
+//
+// The functional API reads like Keras: a layer constructed in place and called on a KerasTensor
+// is moved into the graph, which owns it; Keras' name=, dtype= and trainable= are the same chained
+// setters on every layer; a layer constructed in place also converts to std::shared_ptr<Layer>
+// (Sequential's list, Sequential::add). std::make_shared stays the way to share a layer.
+//
+//   auto inputs = Input({784});
+//   auto x = Dense(64, "relu").name("fc1")(inputs);
+//   auto outputs = Dense(10).dtype("float32")(x);
+//   Sequential model({Dense(64, "relu"), Dropout(0.2).name("drop"), Dense(10)});
+//
+// Classes that support this declare STRATA_LAYER(ClassName) (every built-in layer does; see the
+// end of this file).
 #pragma once
 
 #include <memory>
@@ -49,9 +62,26 @@ class Layer : public std::enable_shared_from_this<Layer> {
   // Eager calls: build on first use from the inputs' shapes, then run call()/call_multi().
   Tensor operator()(const Tensor& x, bool training = false);
   Tensor operator()(const std::vector<Tensor>& xs, bool training = false);
-  // Symbolic calls (functional API). The layer must be owned by a std::shared_ptr.
-  KerasTensor operator()(const KerasTensor& x);
-  KerasTensor operator()(const std::vector<KerasTensor>& xs);
+  // Symbolic calls (functional API) on a layer owned by a std::shared_ptr ...
+  KerasTensor operator()(const KerasTensor& x) &;
+  KerasTensor operator()(const std::vector<KerasTensor>& xs) &;
+  // ... or on one constructed in place (`Dense(10)(x)`), which the graph then owns.
+  KerasTensor operator()(const KerasTensor& x) &&;
+  KerasTensor operator()(const std::vector<KerasTensor>& xs) &&;
+  // A layer constructed in place where a std::shared_ptr<Layer> is expected: moved into one.
+  operator std::shared_ptr<Layer>() &&;  // NOLINT: implicit, so Sequential({Dense(10)}) reads well
+
+  // Keras' name=, dtype= and trainable= arguments, the same for every layer; before the layer
+  // is built (a built layer's weights already carry its name: StateError). A name set here
+  // instead of the default takes no default number ("dense_3"), as Keras' name= does not.
+  Layer& name(const std::string& name) &;
+  Layer&& name(const std::string& name) && { return std::move(this->name(name)); }
+  Layer& dtype(const mixed_precision::DTypePolicy& policy) &;  // "float32", "mixed_float16", ...
+  Layer&& dtype(const mixed_precision::DTypePolicy& policy) && {
+    return std::move(this->dtype(policy));
+  }
+  Layer& trainable(bool trainable) &;
+  Layer&& trainable(bool trainable) && { return std::move(this->trainable(trainable)); }
 
   // Keras' class name ("Dense", "Conv2D", ...), the key of the layer registry.
   virtual std::string class_name() const = 0;
@@ -108,6 +138,12 @@ class Layer : public std::enable_shared_from_this<Layer> {
   Tensor call_then_relu(const std::vector<Tensor>& xs, bool training);
 
  protected:
+  // Moves the object into shared ownership; STRATA_LAYER(Class) implements it. The default
+  // throws a ValueError that says to use std::make_shared or to add STRATA_LAYER.
+  virtual std::shared_ptr<Layer> move_into_shared();
+  // For STRATA_LAYER's move: the moved-to layer takes everything (name, weights, sub-layers).
+  Layer(Layer&& other) noexcept;
+
   // Creates the layer's state for inputs of `input_shape` (batch dim included).
   virtual void build(const Shape& input_shape) {}
   virtual void build_multi(const std::vector<Shape>& input_shapes);  // default: one input
@@ -147,6 +183,7 @@ class Layer : public std::enable_shared_from_this<Layer> {
   std::optional<DType> call_autocast_dtype() const;
 
   std::string name_;
+  std::string default_name_base_;  // "dense" when name_ is a default name, else empty
   mixed_precision::DTypePolicy dtype_policy_;
   bool autocast_inputs_ = true;
   bool built_ = false;
@@ -163,7 +200,22 @@ class Layer : public std::enable_shared_from_this<Layer> {
 
 // "dense" -> "dense", then "dense_1", "dense_2", ... per base name, process-wide (as Keras).
 std::string unique_layer_name(const std::string& base_name);
+// Gives `name` back when it is the last one unique_layer_name(base_name) returned, so that a layer
+// renamed right after construction leaves the default numbering as Keras' name= would.
+void release_unique_layer_name(const std::string& base_name, const std::string& name);
 // "BatchNormalization" -> "batch_normalization", as Keras derives default names.
 std::string to_snake_case(const std::string& class_name);
 
 }  // namespace strata
+
+// In the public part of a layer class: lets it be constructed in place and called on
+// KerasTensors (`MyLayer(...)(inputs)`) or passed as a std::shared_ptr<Layer>, by moving it into
+// shared ownership. The class must be move-constructible (its members movable, no user-declared
+// copy operations or destructor; a std::mutex member needs a move constructor of its own).
+#define STRATA_LAYER(Class)                                        \
+ protected:                                                        \
+  std::shared_ptr<::strata::Layer> move_into_shared() override {   \
+    return std::make_shared<Class>(std::move(*this));              \
+  }                                                                \
+                                                                   \
+ public:

@@ -37,6 +37,7 @@ struct HashingOptions {
 
 class Hashing : public Layer {
  public:
+  STRATA_LAYER(Hashing)
   explicit Hashing(int64_t num_bins, const HashingOptions& options = {});
   static std::shared_ptr<Layer> from_config(const Json& config);
 

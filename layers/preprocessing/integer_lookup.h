@@ -37,6 +37,7 @@ struct IntegerLookupOptions {
 
 class IntegerLookup : public Layer {
  public:
+  STRATA_LAYER(IntegerLookup)
   explicit IntegerLookup(const IntegerLookupOptions& options = {});
   static std::shared_ptr<Layer> from_config(const Json& config);
 

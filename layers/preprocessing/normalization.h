@@ -35,6 +35,7 @@ struct NormalizationOptions {
 
 class Normalization : public Layer {
  public:
+  STRATA_LAYER(Normalization)
   explicit Normalization(const NormalizationOptions& options = {});
   static std::shared_ptr<Layer> from_config(const Json& config);
 

@@ -14,6 +14,7 @@ namespace strata {
 
 class RandomCrop : public Layer {
  public:
+  STRATA_LAYER(RandomCrop)
   RandomCrop(int64_t height, int64_t width, int64_t seed = -1, const std::string& name = "");
   static std::shared_ptr<Layer> from_config(const Json& config);
 

@@ -16,6 +16,7 @@ namespace strata {
 
 class RandomFlip : public Layer {
  public:
+  STRATA_LAYER(RandomFlip)
   // mode: "horizontal_and_vertical" (Keras' default), "horizontal" or "vertical".
   explicit RandomFlip(const std::string& mode = "horizontal_and_vertical", int64_t seed = -1,
                       const std::string& name = "");

@@ -34,6 +34,7 @@ struct RandomTranslationOptions {
 
 class RandomTranslation : public Layer {
  public:
+  STRATA_LAYER(RandomTranslation)
   using Range = std::pair<double, double>;  // {lower, upper}, fractions in [-1, 1]
   // Keras' factor: a number f (the range [-f, f]) or a {lower, upper} pair.
   struct Factor {

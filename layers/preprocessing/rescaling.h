@@ -11,6 +11,7 @@ namespace strata {
 
 class Rescaling : public Layer {
  public:
+  STRATA_LAYER(Rescaling)
   explicit Rescaling(double scale, double offset = 0.0, const std::string& name = "");
   static std::shared_ptr<Layer> from_config(const Json& config);
 

@@ -45,6 +45,7 @@ struct StringLookupOptions {
 
 class StringLookup : public Layer {
  public:
+  STRATA_LAYER(StringLookup)
   explicit StringLookup(const StringLookupOptions& options = {});
   static std::shared_ptr<Layer> from_config(const Json& config);
 
