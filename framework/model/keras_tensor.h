@@ -3,8 +3,8 @@
 // `Model(inputs, outputs)` then runs that graph on real tensors.
 //
 //   auto inputs = Input({28, 28, 1});
-//   auto x = (*std::make_shared<Conv2D>(32, 3))(inputs);
-//   auto outputs = (*std::make_shared<Dense>(10))(Flatten()(x));
+//   auto x = Conv2D(32, 3, "relu").name("conv1")(inputs);   // the graph owns the layer
+//   auto outputs = Dense(10)(Flatten()(x));
 #pragma once
 
 #include <memory>
