@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -539,12 +540,21 @@ Handle core_access_list() {
   return fapl;
 }
 
+// The name HDF5 gets for an in-memory file: unique in the process and never a real path (a file
+// of the displayed name may exist on disk, and HDF5 refuses to open one name twice).
+std::string memory_file_name() {
+  static std::atomic<uint64_t> counter{0};
+  return "strata-in-memory-" + std::to_string(::getpid()) + "-" +
+         std::to_string(counter.fetch_add(1)) + ".h5";
+}
+
 }  // namespace
 
 File File::create_in_memory(const std::string& name) {
   auto lock = lock_library();
   Handle fapl = core_access_list();
-  Handle f = fapl.valid() ? own(H5Fcreate(name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, id_of(fapl)),
+  Handle f = fapl.valid() ? own(H5Fcreate(memory_file_name().c_str(), H5F_ACC_TRUNC,
+                                          H5P_DEFAULT, id_of(fapl)),
                                 close_file)
                           : Handle();
   if (!f.valid()) {
@@ -561,7 +571,7 @@ File File::open_image(const std::string& bytes, const std::string& name) {
       H5Pset_file_image(id_of(fapl), const_cast<char*>(bytes.data()), bytes.size()) < 0) {
     throw ValueError("Loading: cannot read '" + name + "' as an HDF5 file" + hdf5_detail());
   }
-  Handle f = own(H5Fopen(name.c_str(), H5F_ACC_RDONLY, id_of(fapl)), close_file);
+  Handle f = own(H5Fopen(memory_file_name().c_str(), H5F_ACC_RDONLY, id_of(fapl)), close_file);
   if (!f.valid()) {
     throw ValueError("Loading: '" + name + "' is not a valid HDF5 file" + hdf5_detail() +
                      ": it is truncated or corrupt; save the model again");

@@ -50,9 +50,13 @@ Reader Reader::open(const std::string& path) {
   int code = 0;
   zip_t* archive = zip_open(path.c_str(), ZIP_RDONLY, &code);
   if (archive == nullptr) {
+    // A zip's directory of entries sits at its end: without it the file was cut short.
+    const std::string what = code == ZIP_ER_NOZIP
+                                 ? "its central directory (the end of a zip file) is missing: "
+                                   "the file is truncated, e.g. by an interrupted copy"
+                                 : libzip_error(code) + ": the archive is corrupt";
     throw ValueError("Loading: '" + path + "' starts like a zip archive (a .keras file) but "
-                     "cannot be read as one: " + libzip_error(code) +
-                     " (truncated or corrupt); save the model again");
+                     "cannot be read as one: " + what + "; save or copy the model again");
   }
   auto state = std::make_shared<State>();
   state->path = path;
