@@ -109,7 +109,15 @@ std::string Reader::read(const std::string& name) const {
     }
     done += size_t(n);
   }
-  // Closing checks the CRC of the entry (read to its end).
+  // libzip checks the entry's CRC when a read reaches its end: one more read must find it.
+  char extra = 0;
+  if (zip_fread(file, &extra, 1) != 0) {
+    const std::string reason = zip_file_strerror(file);
+    zip_fclose(file);
+    throw ValueError("Loading: entry " + where + " is corrupt: " + reason +
+                     " (its bytes do not match the checksum the archive records); save or copy "
+                     "the model again");
+  }
   const int closed = zip_fclose(file);
   if (closed != 0) {
     throw ValueError("Loading: entry " + where + " is corrupt: " + libzip_error(closed));
