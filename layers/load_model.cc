@@ -12,6 +12,7 @@
 #include "framework/saving/keras_weights_format.h"
 #include "framework/saving/optimizer_weights_format.h"
 #include "framework/saving/training_config.h"
+#include "layers/keras_assets.h"
 #include "layers/model_serialization.h"
 
 namespace strata {
@@ -73,6 +74,7 @@ std::shared_ptr<Model> load_keras_archive(const std::string& path, bool compile)
   const saving::hdf5::File weights = archive.weights();
   const saving::hdf5::Group root = weights.root();
   saving::read_keras3_weights(root, *model, /*skip_mismatch=*/false);
+  load_lookup_assets(archive, *model);
   // Keras writes "compile_config": {} for a model saved uncompiled, and says nothing.
   const Json compile_config = config.get("compile_config", Json());
   if (!compile || !compile_config.is_object() || compile_config.keys().empty()) return model;

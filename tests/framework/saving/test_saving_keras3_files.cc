@@ -371,6 +371,31 @@ TEST(Keras3Files, SharedLayerListedOutOfOrderIsReplayedByDependency) {
   EXPECT_EQ(model->predict(x).to_vector<float>(), expected.to_vector<float>());
 }
 
+// An adapted IntegerLookup: Keras 3 keeps its vocabulary (special tokens first) in the
+// archive's assets/ folder and writes "vocabulary": null in its config.
+TEST(Keras3Files, LookupVocabularyFromAssets) {
+  const auto dir = h5::temp_dir("k3assets").string();
+  const std::string config =
+      R"({"module": "keras.src.models.functional", "class_name": "Functional", "config": {"name": "ids", "trainable": true, "layers": [)"
+      R"({"module": "keras.layers", "class_name": "InputLayer", "config": {"batch_shape": [null, 3], "dtype": "int64", "sparse": false, "ragged": false, "name": "input_layer"}, "registered_name": null, "name": "input_layer", "inbound_nodes": []}, )"
+      R"({"module": "keras.layers", "class_name": "IntegerLookup", "config": {"name": "integer_lookup", "trainable": true, "dtype": {"module": "keras", "class_name": "DTypePolicy", "config": {"name": "int64"}, "registered_name": null}, "invert": false, "max_tokens": null, "num_oov_indices": 1, "oov_token": -1, "mask_token": null, "output_mode": "int", "sparse": false, "pad_to_max_tokens": false, "vocabulary_dtype": "int64", "idf_weights": null, "vocabulary": null, "vocabulary_size": 4}, "registered_name": null, "name": "integer_lookup", "inbound_nodes": [{"args": [{"class_name": "__keras_tensor__", "config": {"shape": [null, 3], "dtype": "int64", "keras_history": ["input_layer", 0, 0]}}], "kwargs": {}}]}], )"
+      R"("input_layers": ["input_layer", 0, 0], "output_layers": ["integer_lookup", 0, 0]}, "registered_name": "Functional", "build_config": {"input_shape": null}, "compile_config": {}})";
+  const std::string weights = k3::hdf5_image(dir, [&](hid_t f) {
+    k3::make_vars(f, "", "ids");
+    k3::make_vars(f, "layers/input_layer", "input_layer");
+    k3::make_vars(f, "layers/integer_lookup", "integer_lookup");
+  });
+  const std::string path = dir + "/ids.keras";
+  k3::write_zip(path, {{"metadata.json", kMetadata},
+                       {"config.json", config},
+                       {"model.weights.h5", weights},
+                       {"assets/layers/integer_lookup/vocabulary.txt", "-1\n12\n36\n1138"}});
+  std::shared_ptr<Model> model = load_model(path);
+  EXPECT_FALSE(model->compiled());  // "compile_config": {}
+  const Tensor ids = model->predict(Tensor::from_vector(std::vector<int64_t>{36, 12, 7}, {1, 3}));
+  EXPECT_EQ(ids.to_vector<int64_t>(), (std::vector<int64_t>{2, 1, 0}));  // OOV -> 0
+}
+
 // Keras 3's legacy HDF5 format (model.save("m.h5") in Keras 3): Keras 2's layout, but the
 // optimizer's variables are Keras 3's, named by path and including the learning rate.
 TEST(Keras3Files, LegacyH5FromKeras3KeepsTheOptimizerState) {

@@ -291,6 +291,10 @@ TEST(Keras3RoundTrip, ArchiveLayoutIsKeras3s) {
   model->fit(random_normal({32, 3}), random_normal({32, 2}), FitOptions().batch_size(16).verbose(0));
   const std::string path = (dir / "m.keras").string();
   model->save(path);
+  model->save(path);  // over the previous file: atomically replaced, nothing left beside it
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) files.push_back(e.path().filename());
+  EXPECT_EQ(files, std::vector<std::string>{"m.keras"});
 
   const auto entries = k3::read_zip(path);
   ASSERT_EQ(entries.size(), 3u);
