@@ -282,6 +282,40 @@ TEST(Keras3RoundTrip, LossScaleOptimizerStateRoundTrips) {
   EXPECT_FALSE(h5::dataset(h.id(), "optimizer/inner_optimizer/vars/6").found);
 }
 
+// A mixed_float16 model: the layers keep their DTypePolicy objects and the automatic
+// LossScaleOptimizer keeps its scale and counter (as MixedTrainingSaving checks for .h5).
+TEST(Keras3RoundTrip, MixedPrecisionModelKeepsPoliciesAndLossScale) {
+  const auto dir = h5::temp_dir("k3mixed");
+  std::shared_ptr<Sequential> model;
+  {
+    mixed_precision::PolicyScope policy("mixed_float16");
+    model = mlp();
+    model->compile("adam", "mse");
+  }
+  const Tensor x = random_normal({16, 3}), y = random_normal({16, 2});
+  for (int i = 0; i < 3; ++i) model->train_on_batch(x, y);
+  auto lso = std::dynamic_pointer_cast<optimizers::LossScaleOptimizer>(model->optimizer());
+  ASSERT_NE(lso, nullptr);
+  lso->dynamic_scale()->assign(Tensor::scalar<float>(512.f));
+  lso->step_counter()->assign(Tensor::scalar<int64_t>(5));
+  const std::string path = (dir / "mixed.keras").string();
+  model->save(path);
+
+  const Json config = Json::parse(k3::zip_entry(path, "config.json"));
+  EXPECT_EQ(config.at("config").at("layers").at(1).at("config").at("dtype").at("config").at("name").as_string(),
+            "mixed_float16");
+  std::shared_ptr<Model> loaded = load_model(path);
+  for (const auto& layer : loaded->layers()) EXPECT_EQ(layer->dtype_policy().name(), "mixed_float16");
+  auto back = std::dynamic_pointer_cast<optimizers::LossScaleOptimizer>(loaded->optimizer());
+  ASSERT_NE(back, nullptr);
+  EXPECT_EQ(back->loss_scale(), 512.0);
+  EXPECT_EQ(back->step_counter()->read_value().item<int64_t>(), 5);
+  EXPECT_EQ(back->iteration_count(), 3);
+  model->train_on_batch(x, y);
+  loaded->train_on_batch(x, y);
+  expect_same_weights(*model, *loaded);
+}
+
 // The archive as saving_lib writes it.
 TEST(Keras3RoundTrip, ArchiveLayoutIsKeras3s) {
   const auto dir = h5::temp_dir("k3layout");
