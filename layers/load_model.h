@@ -1,16 +1,21 @@
-// load_model: keras.models.load_model for Keras 2's HDF5 full-model files (Model::save, or
-// model.save("x.h5") in Keras 2). Rebuilds the architecture from the model_config attribute
-// through the layer registry (model_from_json), loads the weights, and, when `compile` is true
-// and the file has a training_config, compiles the model as it was and restores the optimizer's
-// state, so that fit() continues exactly where the saved training stopped.
+// load_model: keras.models.load_model for Keras 3's .keras archives (config.json +
+// model.weights.h5, from Model::save("m.keras") or Keras 3, also unzipped into a directory) and
+// Keras' HDF5 full-model files (Model::save("m.h5"), Keras 2, Keras 3's legacy .h5). The format
+// is read from the file's first bytes, not its name. Rebuilds the architecture through the layer
+// registry (model_from_config), loads the weights, and, when `compile` is true and the file
+// records how the model was compiled, compiles it and restores the optimizer's state (step
+// count, learning rate, slots), so that fit() continues exactly where the saved training
+// stopped.
 //
-//   model.save("model.h5");
-//   std::shared_ptr<Model> again = load_model("model.h5");
+//   model.save("model.keras");
+//   std::shared_ptr<Model> again = load_model("model.keras");
 //   again->fit(x, y, FitOptions().epochs(1));
 //
-// A missing file is an IOError; a file that is not HDF5 or not a Keras model file (a weights-only
-// file, say) a ValueError saying so; optimizer state that does not fit the rebuilt optimizer a
-// warning on stderr and a fresh optimizer, as in Keras.
+// A missing file is an IOError; a file that is not a Keras model (a weights-only file, a zip
+// without config.json, a TensorFlow SavedModel or checkpoint) a ValueError saying what it is and
+// what to do; errors rebuilding the architecture (an unknown layer class) name the file.
+// Optimizer state that does not fit the rebuilt optimizer is a warning on stderr and a fresh
+// optimizer, as in Keras.
 #pragma once
 
 #include <memory>

@@ -1,8 +1,7 @@
 #include "layers/model_serialization.h"
 
-#include <map>
-
 #include "framework/model/sequential.h"
+#include "layers/functional_from_config.h"
 #include "layers/layer_registry.h"
 
 namespace strata {
@@ -14,78 +13,55 @@ Shape shape_from_json(const Json& j) {
   return Shape(dims);
 }
 
-std::shared_ptr<Model> sequential_from_config(const Json& config) {
-  auto model = std::make_shared<Sequential>(std::vector<std::shared_ptr<Layer>>{},
-                                            config.get("name", "").as_string());
-  Shape input_shape;
+// The batch shape a Sequential config was built with: its InputLayer's (batch_input_shape in
+// Keras 2, batch_shape in Keras 3), Keras 3's "build_input_shape", a Keras 2 first layer's
+// batch_input_shape, or the outer build_config's input_shape. Null when unbuilt.
+Json sequential_input_shape(const Json& model_json, const Json& config) {
   const Json layers = config.at("layers");
   for (size_t i = 0; i < layers.size(); ++i) {
-    const Json l = layers.at(i);
-    if (l.at("class_name").as_string() == "InputLayer") {
-      const Json c = l.at("config");
-      input_shape = shape_from_json(c.contains("batch_input_shape") ? c.at("batch_input_shape")
-                                                                     : c.at("batch_shape"));
-      continue;
+    const Json c = layers.at(i).get("config", Json::object());
+    if (layers.at(i).at("class_name").as_string() == "InputLayer") {
+      return c.contains("batch_input_shape") ? c.at("batch_input_shape")
+                                             : c.get("batch_shape", Json());
     }
-    model->add(layer_from_config(l));
   }
-  if (input_shape.rank() > 0) model->build(input_shape);
-  return model;
+  const Json build_input_shape = config.get("build_input_shape", Json());
+  if (build_input_shape.is_array()) return build_input_shape;
+  if (layers.size() > 0) {
+    const Json first = layers.at(size_t(0)).get("config", Json::object());
+    if (first.get("batch_input_shape", Json()).is_array()) return first.at("batch_input_shape");
+  }
+  return model_json.get("build_config", Json::object()).get("input_shape", Json());
 }
 
-std::shared_ptr<Model> functional_from_config(const Json& config) {
-  // (layer name, node index, tensor index) -> KerasTensor, filled as layers are called in the
-  // order the config lists them (Keras writes them in topological order).
-  std::map<std::tuple<std::string, int64_t, int64_t>, KerasTensor> tensors;
+std::shared_ptr<Model> sequential_from_config(const Json& model_json, const Json& config) {
+  auto model = std::make_shared<Sequential>(std::vector<std::shared_ptr<Layer>>{},
+                                            config.get("name", Json("")).as_string());
   const Json layers = config.at("layers");
   for (size_t i = 0; i < layers.size(); ++i) {
     const Json l = layers.at(i);
-    const std::string cls = l.at("class_name").as_string();
-    const std::string name = l.get("name", l.at("config").get("name", "")).as_string();
-    if (cls == "InputLayer") {
-      const Json c = l.at("config");
-      Shape batch_shape = shape_from_json(c.contains("batch_input_shape") ? c.at("batch_input_shape")
-                                                                           : c.at("batch_shape"));
-      std::vector<int64_t> dims(batch_shape.dims().begin() + 1, batch_shape.dims().end());
-      tensors[{name, 0, 0}] =
-          Input(Shape(dims), dtype_from_name(c.get("dtype", "float32").as_string()), name);
-      continue;
-    }
-    std::shared_ptr<Layer> layer = layer_from_config(l);
-    const Json inbound = l.at("inbound_nodes");
-    for (size_t node = 0; node < inbound.size(); ++node) {
-      const Json call = inbound.at(node);
-      std::vector<KerasTensor> args;
-      for (size_t a = 0; a < call.size(); ++a) {
-        const Json ref = call.at(a);
-        auto it = tensors.find({ref.at(size_t(0)).as_string(), ref.at(1).as_int(), ref.at(2).as_int()});
-        if (it == tensors.end()) {
-          throw ValueError("model_from_json: layer '" + name + "' reads '" +
-                           ref.at(size_t(0)).as_string() + "', which is not defined before it");
-        }
-        args.push_back(it->second);
-      }
-      tensors[{name, int64_t(node), 0}] = args.size() == 1 ? (*layer)(args[0]) : (*layer)(args);
-    }
+    if (l.at("class_name").as_string() == "InputLayer") continue;
+    model->add(layer_from_config(l));
   }
-  auto refs = [&](const Json& list) {
-    std::vector<KerasTensor> out;
-    for (size_t i = 0; i < list.size(); ++i) {
-      const Json r = list.at(i);
-      out.push_back(tensors.at({r.at(size_t(0)).as_string(), r.at(1).as_int(), r.at(2).as_int()}));
-    }
-    return out;
-  };
-  return std::make_shared<Model>(refs(config.at("input_layers")), refs(config.at("output_layers")),
-                                 config.get("name", "").as_string());
+  const Json input_shape = sequential_input_shape(model_json, config);
+  if (input_shape.is_array() && input_shape.size() > 0 && !model->layers().empty()) {
+    model->build(shape_from_json(input_shape));
+  }
+  const Json trainable = config.get("trainable", Json(true));
+  if (trainable.is_bool() && !trainable.as_bool()) model->set_trainable(false);
+  return model;
 }
 
 }  // namespace
 
 std::shared_ptr<Model> model_from_config(const Json& model_json) {
+  if (!model_json.is_object() || !model_json.contains("class_name")) {
+    throw ValueError("model_from_json: expected {\"class_name\": \"Sequential\" | \"Functional\", "
+                     "\"config\": {...}}, got " + model_json.dump().substr(0, 200));
+  }
   const std::string cls = model_json.at("class_name").as_string();
   const Json config = model_json.at("config");
-  if (cls == "Sequential") return sequential_from_config(config);
+  if (cls == "Sequential") return sequential_from_config(model_json, config);
   if (cls == "Functional" || cls == "Model") {
     if (!config.contains("layers")) {
       throw ValueError("model_from_json: a subclassed model's config holds no architecture; "

@@ -120,21 +120,25 @@ class Model : public Layer {
   // of at initial_epoch: what BackupAndRestore does after restoring a backup.
   void resume_at(const ResumePoint& point) { resume_point_ = point; }
 
-  // ---- weights and saving (Keras' HDF5 layouts; framework/saving/) ----
+  // ---- weights and saving (Keras' .keras and HDF5 formats; framework/saving/) ----
   // Copies of every weight's value, in weights() order (Keras' get_weights).
   std::vector<Tensor> get_weights() const;
   // Assigns values in weights() order; the count and each shape must match (ValueError /
   // ShapeError naming the weight).
   void set_weights(const std::vector<Tensor>& values);
   // Keras 2's weights file (root attribute layer_names, <layer>/<layer>/<weight>:0 datasets),
-  // or Keras 3's layout when `path` ends in ".weights.h5". The write is atomic: a temporary
-  // file in the same directory, flushed, fsync'ed and renamed over `path`.
+  // or Keras 3's layout when `path` ends in ".weights.h5" (a ".keras" path is a ValueError: use
+  // save()). The write is atomic: a temporary file in the same directory, flushed, fsync'ed and
+  // renamed over `path`.
   void save_weights(const std::string& path) const;
-  // Reads either layout (and full-model files). by_name matches layers by name instead of
-  // order; skip_mismatch (with by_name) skips weights whose shape differs instead of throwing.
+  // Reads either layout, full-model files and the weights of a .keras archive (the format is
+  // read from the file). by_name matches layers by name instead of order (Keras 2 layouts only);
+  // skip_mismatch skips weights whose shape differs instead of throwing.
   void load_weights(const std::string& path, bool by_name = false, bool skip_mismatch = false);
-  // The whole model in Keras 2's HDF5 layout: model_config, training_config, model_weights/,
-  // optimizer_weights/. Atomic like save_weights. Reload with load_model() (layers/load_model.h).
+  // The whole model: Keras 3's .keras archive when `path` ends in ".keras" (config.json,
+  // model.weights.h5 with the optimizer's state), else Keras 2's HDF5 layout (model_config,
+  // training_config, model_weights/, optimizer_weights/). Atomic like save_weights. Reload with
+  // load_model() (layers/load_model.h).
   void save(const std::string& path) const;
 
  protected:

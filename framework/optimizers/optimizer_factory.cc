@@ -72,6 +72,14 @@ std::shared_ptr<Optimizer> deserialize(const Json& config) {
     throw ValueError("optimizers::deserialize: " + cls + " with use_ema=true is not supported by "
                      "Strata; save the model with use_ema=false");
   }
+  // Keras 3 arguments Strata has no equivalent for; their defaults (null) are fine.
+  for (const char* unsupported : {"gradient_accumulation_steps", "loss_scale_factor"}) {
+    if (!c.get(unsupported, Json(nullptr)).is_null()) {
+      throw ValueError("optimizers::deserialize: " + cls + " with " + unsupported + "=" +
+                       c.at(unsupported).dump() + " is not supported by Strata; save the model "
+                       "with " + unsupported + "=None");
+    }
+  }
   const std::string key = lowercase(cls);
   if (key == "sgd") {
     auto o = base_options<SGDOptions>(c)

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -524,6 +525,72 @@ File File::open(const std::string& path) {
                      "save_weights()/save() or by Keras");
   }
   return File(std::move(f), std::make_shared<FileContext>(FileContext{path, false}));
+}
+
+namespace {
+
+// The core driver keeps the whole file in memory; without a backing store nothing touches the
+// disk, so `name` only labels the file (and messages).
+Handle core_access_list() {
+  Handle fapl = own(H5Pcreate(H5P_FILE_ACCESS), close_plist);
+  if (!fapl.valid() || H5Pset_fapl_core(id_of(fapl), 1 << 20, /*backing_store=*/0) < 0) {
+    return Handle();
+  }
+  H5Pset_fclose_degree(id_of(fapl), H5F_CLOSE_STRONG);
+  return fapl;
+}
+
+// The name HDF5 gets for an in-memory file: unique in the process and never a real path (a file
+// of the displayed name may exist on disk, and HDF5 refuses to open one name twice).
+std::string memory_file_name() {
+  static std::atomic<uint64_t> counter{0};
+  return "strata-in-memory-" + std::to_string(::getpid()) + "-" +
+         std::to_string(counter.fetch_add(1)) + ".h5";
+}
+
+}  // namespace
+
+File File::create_in_memory(const std::string& name) {
+  auto lock = lock_library();
+  Handle fapl = core_access_list();
+  Handle f = fapl.valid() ? own(H5Fcreate(memory_file_name().c_str(), H5F_ACC_TRUNC,
+                                          H5P_DEFAULT, id_of(fapl)),
+                                close_file)
+                          : Handle();
+  if (!f.valid()) {
+    throw IOError("Saving: cannot create the in-memory HDF5 file for '" + name + "'" +
+                  hdf5_detail());
+  }
+  return File(std::move(f), std::make_shared<FileContext>(FileContext{name, true}));
+}
+
+File File::open_image(const std::string& bytes, const std::string& name) {
+  auto lock = lock_library();
+  Handle fapl = core_access_list();
+  if (!fapl.valid() ||
+      H5Pset_file_image(id_of(fapl), const_cast<char*>(bytes.data()), bytes.size()) < 0) {
+    throw ValueError("Loading: cannot read '" + name + "' as an HDF5 file" + hdf5_detail());
+  }
+  Handle f = own(H5Fopen(memory_file_name().c_str(), H5F_ACC_RDONLY, id_of(fapl)), close_file);
+  if (!f.valid()) {
+    throw ValueError("Loading: '" + name + "' is not a valid HDF5 file" + hdf5_detail() +
+                     ": it is truncated or corrupt; save the model again");
+  }
+  return File(std::move(f), std::make_shared<FileContext>(FileContext{name, false}));
+}
+
+std::string File::image() const {
+  auto lock = lock_library();
+  const hid_t id = id_of(handle_);
+  if (H5Fflush(id, H5F_SCOPE_LOCAL) < 0) {
+    throw IOError("Saving: cannot flush '" + path() + "'" + hdf5_detail());
+  }
+  const ssize_t size = H5Fget_file_image(id, nullptr, 0);
+  std::string bytes(size > 0 ? size_t(size) : 0, '\0');
+  if (size <= 0 || H5Fget_file_image(id, bytes.data(), bytes.size()) != size) {
+    throw IOError("Saving: cannot take the image of '" + path() + "'" + hdf5_detail());
+  }
+  return bytes;
 }
 
 Group File::root() const {

@@ -121,12 +121,21 @@ class File {
   // An existing file, read-only. IOError when it is missing or unreadable; ValueError when it is
   // not a valid HDF5 file (wrong signature, truncated, corrupt).
   static File open(const std::string& path);
+  // A file held in memory (HDF5's core driver, nothing on disk): the weights file inside a
+  // .keras zip archive. `name` stands for it in messages ("m.keras/model.weights.h5").
+  static File create_in_memory(const std::string& name);
+  // Reads the file image `bytes` (a copy is made); ValueError naming `name` when it is not a
+  // valid HDF5 file.
+  static File open_image(const std::string& bytes, const std::string& name);
 
   Group root() const;
   const std::string& path() const { return context_->path; }
   // Flushes and closes the file now (IOError on failure, e.g. a full disk), so that the caller
   // can fsync it. Every Group of this file must be gone (or unused) by then.
   void close();
+  // The bytes of the whole file as it would be on disk (flushed first): what create_in_memory
+  // wrote, to be stored in an archive.
+  std::string image() const;
 
  private:
   File(Handle handle, std::shared_ptr<FileContext> context);

@@ -5,6 +5,8 @@
 
 #include "framework/core/error.h"
 #include "framework/model/model.h"
+#include "framework/saving/functional_config.h"
+#include "framework/saving/keras3_layer_config.h"
 #include "framework/saving/keras_attributes.h"
 #include "framework/saving/keras_weights_format.h"
 
@@ -34,36 +36,30 @@ std::vector<VariablePtr> own_variables(const Layer& layer) {
   return out;
 }
 
-// Keras 3's container keys of a model's layers: "dense", "dense_1", "conv2d", ...
-std::vector<std::pair<std::string, std::shared_ptr<Layer>>> keyed_layers(const Model& model) {
-  std::map<std::string, int> used;
-  std::vector<std::pair<std::string, std::shared_ptr<Layer>>> out;
-  for (const auto& layer : model.layers()) {
-    std::string key = to_snake_case(layer->class_name());
-    const auto it = used.find(key);
-    if (it == used.end()) {
-      used[key] = 0;
-    } else {
-      key += "_" + std::to_string(++it->second);
-    }
-    out.emplace_back(key, layer);
-  }
-  return out;
-}
-
 std::string join_path(const std::string& a, const std::string& b) {
   return a.empty() ? b : a + "/" + b;
 }
 
-void write_saveable(hdf5::Group& root, const std::string& path, const Layer& layer) {
+hdf5::Group make_vars(hdf5::Group& root, const std::string& path, const std::string& name) {
   hdf5::Group vars = root.create_group(join_path(path, "vars"));
+  vars.write_string("name", name);  // Keras >= 3.6: H5IOStore.make(path, metadata={"name": ...})
+  return vars;
+}
+
+void write_saveable(hdf5::Group& root, const std::string& path, const Layer& layer) {
+  hdf5::Group vars = make_vars(root, path, layer.name());
   const std::vector<VariablePtr> variables = own_variables(layer);
   for (size_t i = 0; i < variables.size(); ++i) {
     vars.write_dataset(std::to_string(i), variables[i]->read_value());
   }
   if (const auto* model = dynamic_cast<const Model*>(&layer)) {
-    for (const auto& [key, child] : keyed_layers(*model)) {
-      write_saveable(root, join_path(path, "layers/" + key), *child);
+    for (const Keras3Layer& child : keras3_layers(*model)) {
+      const std::string child_path = join_path(path, "layers/" + child.key);
+      if (child.layer) {
+        write_saveable(root, child_path, *child.layer);
+      } else {
+        make_vars(root, child_path, child.name);
+      }
     }
   }
 }
@@ -136,13 +132,75 @@ void read_saveable(const hdf5::Group& root, const std::string& path, Layer& laye
     }
   }
   if (auto* model = dynamic_cast<Model*>(&layer)) {
-    for (const auto& [key, child] : keyed_layers(*model)) {
-      read_saveable(root, join_path(path, "layers/" + key), *child, skip_mismatch, out);
+    for (const Keras3Layer& child : keras3_layers(*model)) {
+      if (child.layer) {
+        read_saveable(root, join_path(path, "layers/" + child.key), *child.layer, skip_mismatch,
+                      out);
+      }
+    }
+  }
+}
+
+void append_trainable(const Model& model, std::vector<VariablePtr>& out) {
+  for (const VariablePtr& v : own_variables(model)) {
+    if (v->trainable()) out.push_back(v);
+  }
+  for (const Keras3Layer& child : keras3_layers(model)) {
+    if (!child.layer) continue;
+    if (const auto* nested = dynamic_cast<const Model*>(child.layer.get())) {
+      append_trainable(*nested, out);
+    } else {
+      for (const VariablePtr& v : child.layer->trainable_weights()) out.push_back(v);
     }
   }
 }
 
 }  // namespace
+
+std::vector<Keras3Layer> keras3_layers(const Model& model) {
+  std::vector<Keras3Layer> out;
+  std::map<std::string, int> used;
+  auto add = [&](const std::string& keras_class, const std::string& name,
+                 std::shared_ptr<Layer> layer) {
+    // _get_unique_name: "dense", then "dense_1", "dense_2", ... per class.
+    std::string key = to_snake_case(keras_class);
+    const auto it = used.find(key);
+    if (it == used.end()) {
+      used[key] = 0;
+    } else {
+      key += '_';  // appended piecewise: g++ 12 warns falsely (-Wrestrict) on "_" + to_string
+      key += std::to_string(++it->second);
+    }
+    out.push_back({key, name, std::move(layer)});
+  };
+  if (model.class_name() != "Functional") {
+    for (const auto& layer : model.layers()) {
+      add(keras3_class_name(layer->class_name()), layer->name(), layer);
+    }
+    return out;
+  }
+  const Json config = with_positional_node_indices(model.get_config());
+  std::map<std::string, std::string> class_of;
+  const Json layers = config.at("layers");
+  for (size_t i = 0; i < layers.size(); ++i) {
+    class_of[layers.at(i).at("name").as_string()] = layers.at(i).at("class_name").as_string();
+  }
+  for (const std::string& name : keras3_operation_order(config)) {
+    const std::string& cls = class_of.at(name);
+    if (cls == "InputLayer") {
+      add(cls, name, nullptr);
+    } else {
+      add(keras3_class_name(cls), name, model.get_layer(name));
+    }
+  }
+  return out;
+}
+
+std::vector<VariablePtr> keras3_trainable_variables(const Model& model) {
+  std::vector<VariablePtr> out;
+  append_trainable(model, out);
+  return out;
+}
 
 bool is_keras3_weights_path(const std::string& path) {
   const std::string suffix = ".weights.h5";

@@ -148,7 +148,20 @@ void load_by_order(const hdf5::Group& group, Model& model, const std::vector<std
 void load_by_name(const hdf5::Group& group, Model& model, const std::vector<std::string>& file_layers,
                   const WeightLoadOptions& options, std::vector<Assignment>& out) {
   std::multimap<std::string, std::shared_ptr<Layer>> index;
-  for (const auto& layer : model.layers()) index.emplace(layer->name(), layer);
+  std::vector<std::string> model_layers;
+  for (const auto& layer : model.layers()) {
+    index.emplace(layer->name(), layer);
+    model_layers.push_back(layer->name());
+  }
+  const bool any_match = std::any_of(file_layers.begin(), file_layers.end(),
+                                     [&](const std::string& n) { return index.count(n) > 0; });
+  if (!any_match && !file_layers.empty()) {
+    // Keras loads nothing silently here; a mistyped name or a renamed model deserves a word.
+    warn("load_weights('" + group.file_path() + "', by_name=true): no layer of model '" +
+         model.name() + "' has a name found in the file, so no weights were loaded. The file's "
+         "layers: " + joined(file_layers) + "; the model's: " + joined(model_layers) +
+         ". Name the layers as in the file, or load by order (by_name=false)");
+  }
   for (const std::string& name : file_layers) {
     const auto [first, last] = index.equal_range(name);
     if (first == last) continue;  // layers the model lacks are ignored, as in Keras

@@ -1,5 +1,6 @@
-// Model::save: the whole model in Keras 2's HDF5 layout (save_model_to_hdf5), reloaded with
-// load_model() (layers/load_model.h):
+// Model::save: the whole model in Keras 2's HDF5 layout (save_model_to_hdf5), or in Keras 3's
+// .keras archive for a path ending in ".keras" (keras_archive.h); reloaded with load_model()
+// (layers/load_model.h). The HDF5 layout:
 //
 //   attrs: keras_version, backend,
 //          model_config = {"class_name": "Sequential" | "Functional", "config": ...} (JSON),
@@ -11,26 +12,15 @@
 #include "framework/optimizers/optimizer.h"
 #include "framework/saving/atomic_file.h"
 #include "framework/saving/hdf5_file.h"
+#include "framework/saving/keras_archive.h"
 #include "framework/saving/keras_attributes.h"
 #include "framework/saving/keras_weights_format.h"
 #include "framework/saving/optimizer_weights_format.h"
 #include "framework/saving/training_config.h"
 
 namespace strata {
-namespace {
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-}  // namespace
 
 void Model::save(const std::string& path) const {
-  if (ends_with(path, ".keras")) {
-    throw ValueError("save('" + path + "'): the Keras 3 .keras (zip) format is not supported; "
-                     "save to an .h5 path (Keras 2's HDF5 format), or save_weights() to a "
-                     ".weights.h5 path for Keras 3's weights format");
-  }
   if (graph() == nullptr && class_name() != "Sequential") {
     throw ValueError("save('" + path + "'): model '" + name() + "' is a subclassed model, whose "
                      "architecture cannot be stored (as in Keras); save it with save_weights() "
@@ -39,6 +29,10 @@ void Model::save(const std::string& path) const {
   if (!built() && weights().empty()) {
     throw ValueError("save('" + path + "'): model '" + name() + "' has not been built; call it "
                      "on a batch, fit() it or build() it first");
+  }
+  if (saving::is_keras_archive_path(path)) {
+    saving::save_keras_archive(*this, path);
+    return;
   }
   const std::string model_config =
       Json::object({{"class_name", class_name()}, {"config", get_config()}}).dump();

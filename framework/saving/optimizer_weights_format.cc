@@ -2,6 +2,7 @@
 
 #include "framework/core/error.h"
 #include "framework/optimizers/optimizer.h"
+#include "framework/saving/keras3_optimizer_format.h"
 #include "framework/saving/keras_attributes.h"
 
 namespace strata::saving {
@@ -34,8 +35,28 @@ void write_optimizer_weights(hdf5::Group& root, optimizers::Optimizer& optimizer
   }
 }
 
+namespace {
+
+// Keras 3's legacy .h5 (save_model_to_hdf5 of Keras 3): the names are Keras 3 variable paths
+// ("adam/iteration", "adam/learning_rate", "adam/dense_kernel_momentum", ...) and the list is
+// Keras 3's optimizer.variables, learning rate included (keras3_optimizer_format.h).
+std::string restore_keras3_names(const hdf5::Group& group, const std::vector<std::string>& names,
+                                 optimizers::Optimizer& optimizer,
+                                 const std::vector<VariablePtr>& trainable,
+                                 const std::string& file) {
+  std::vector<SavedOptimizerValue> saved;
+  for (const std::string& name : names) {
+    saved.push_back({std::string(kGroup) + "/" + name, name, group.dataset_shape(name),
+                     [group, name](DType dtype) { return group.read_dataset(name, dtype); }});
+  }
+  return restore_keras3_optimizer(optimizer, trainable, saved, file);
+}
+
+}  // namespace
+
 bool read_optimizer_weights(const hdf5::Group& root, optimizers::Optimizer& optimizer,
-                            const std::vector<VariablePtr>& trainable, bool strict) {
+                            const std::vector<VariablePtr>& trainable, bool strict,
+                            const std::vector<VariablePtr>* keras3_trainable) {
   const hdf5::Group group = root.open_group(kGroup);
   const std::vector<std::string> names = read_string_list_attribute(group, "weight_names");
   optimizer.build(trainable);
@@ -45,7 +66,11 @@ bool read_optimizer_weights(const hdf5::Group& root, optimizers::Optimizer& opti
   // Every check first: a mismatch leaves the optimizer as it is (freshly initialized).
   std::string problem;
   bool shape_problem = false;
-  if (names.size() != variables.size()) {
+  if (!names.empty() && variable_kind(names[0]) == "iteration") {  // Keras 3 (Keras 2: "iter")
+    problem = restore_keras3_names(group, names, optimizer,
+                                   keras3_trainable ? *keras3_trainable : trainable, file);
+    if (problem.empty()) return true;
+  } else if (names.size() != variables.size()) {
     problem = "optimizer '" + optimizer.name() + "' has " + std::to_string(variables.size()) +
               " variables, '" + file + "' holds " + std::to_string(names.size());
   }

@@ -30,7 +30,14 @@ void write_optimizer_weights(hdf5::Group& root, optimizers::Optimizer& optimizer
 // shapes disagree with the optimizer's: with `strict`, a ValueError / ShapeError naming the
 // file, the variable and the shapes; otherwise Keras' warning on stderr, nothing assigned (a
 // fresh optimizer), and false returned.
+//
+// A file written by Keras 3's legacy .h5 saving names its variables by Keras 3 path
+// ("adam/iteration", "adam/learning_rate", "adam/dense_kernel_momentum") and lists Keras 3's
+// optimizer.variables (keras3_optimizer_format.h): the step count, the learning rate and the
+// slots are restored from it, the slots matched to `keras3_trainable` (Keras 3's order of the
+// model's trainable variables; `trainable` when null).
 bool read_optimizer_weights(const hdf5::Group& root, optimizers::Optimizer& optimizer,
-                            const std::vector<VariablePtr>& trainable, bool strict);
+                            const std::vector<VariablePtr>& trainable, bool strict,
+                            const std::vector<VariablePtr>* keras3_trainable = nullptr);
 
 }  // namespace strata::saving
