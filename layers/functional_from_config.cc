@@ -49,6 +49,10 @@ class FunctionalBuilder {
 
   std::shared_ptr<Model> build() {
     const Json layers = config_.at("layers");
+    if (!layers.is_array()) {
+      throw ValueError("model_from_json: a functional config's \"layers\" must be a list of "
+                       "layer configs, got " + layers.dump().substr(0, 80));
+    }
     for (size_t i = 0; i < layers.size(); ++i) add_layer(layers.at(i));
     find_node_offsets();
     replay_calls();

@@ -35,9 +35,13 @@ Json sequential_input_shape(const Json& model_json, const Json& config) {
 }
 
 std::shared_ptr<Model> sequential_from_config(const Json& model_json, const Json& config) {
+  const Json layers = config.at("layers");
+  if (!layers.is_array()) {  // Keras fails on a null list too
+    throw ValueError("model_from_json: a Sequential config's \"layers\" must be a list of layer "
+                     "configs, got " + layers.dump().substr(0, 80));
+  }
   auto model = std::make_shared<Sequential>(std::vector<std::shared_ptr<Layer>>{},
                                             config.get("name", Json("")).as_string());
-  const Json layers = config.at("layers");
   for (size_t i = 0; i < layers.size(); ++i) {
     const Json l = layers.at(i);
     if (l.at("class_name").as_string() == "InputLayer") continue;
