@@ -1,8 +1,29 @@
 # `cmake --install` lays out <prefix>/include/strata/{strata.h,framework/...,layers/...},
-# <prefix>/lib/libstrata.a and <prefix>/lib/cmake/Strata/StrataConfig.cmake, so a downstream
-# project can find_package(Strata) and link strata::strata.
+# <prefix>/lib/libstrata.a (or libstrata.so with -DBUILD_SHARED_LIBS=ON) and
+# <prefix>/lib/cmake/Strata/StrataConfig.cmake, so a downstream project can find_package(Strata)
+# and link strata::strata.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
+
+get_target_property(STRATA_LIBRARY_TYPE strata TYPE)
+if(STRATA_LIBRARY_TYPE STREQUAL "SHARED_LIBRARY")
+  set(STRATA_SHARED ON)
+  # The installed libstrata.so keeps the folders of the libraries it links that are not in the
+  # system's search path (cuBLAS and cuDNN under /usr/local/cuda), so it loads without
+  # LD_LIBRARY_PATH, as it does from the build tree.
+  set_target_properties(strata PROPERTIES VERSION ${PROJECT_VERSION}
+                        SOVERSION ${PROJECT_VERSION_MAJOR} INSTALL_RPATH_USE_LINK_PATH ON)
+else()
+  set(STRATA_SHARED OFF)
+endif()
+# Named in find_package's message when a CUDA build is used where CUDA is missing.
+set(STRATA_CUDA_BUILT_WITH "")
+if(STRATA_CUDA_ENABLED)
+  set(STRATA_CUDA_BUILT_WITH "CUDA ${CUDAToolkit_VERSION}, cuDNN ${CUDNN_VERSION}")
+  if(STRATA_NCCL_ENABLED)
+    string(APPEND STRATA_CUDA_BUILT_WITH ", NCCL ${NCCL_VERSION}")
+  endif()
+endif()
 
 install(TARGETS strata EXPORT StrataTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
