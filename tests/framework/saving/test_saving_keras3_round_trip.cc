@@ -16,6 +16,7 @@
 #include "layers/load_model.h"
 #include "support/test_helpers.h"
 #include "tests/framework/saving/keras_archive_test_util.h"
+#include "tests/framework/saving/round_trip_test_util.h"
 
 namespace strata {
 namespace {
@@ -23,25 +24,14 @@ namespace {
 namespace h5 = testing::h5;
 namespace k3 = testing::keras3;
 
-void expect_same(const Tensor& a, const Tensor& b, const std::string& what) {
-  ASSERT_EQ(a.shape(), b.shape()) << what;
-  EXPECT_EQ(a.to_vector<double>(), b.to_vector<double>()) << what;
-}
+using testing::round_trip::expect_same;
+using testing::round_trip::OptimizerCase;
+using testing::round_trip::mlp;
+using testing::round_trip::randomize;
 
-// Same values in the same order; `same_names` when b was rebuilt from a's file.
-void expect_same_weights(const Model& a, const Model& b, bool same_names = true) {
-  const auto wa = a.weights(), wb = b.weights();
-  ASSERT_EQ(wa.size(), wb.size());
-  for (size_t i = 0; i < wa.size(); ++i) {
-    if (same_names) EXPECT_EQ(wa[i]->name(), wb[i]->name());
-    expect_same(wa[i]->read_value(), wb[i]->read_value(), wa[i]->name());
-  }
-}
-
-void randomize(const Model& model) {
-  for (const VariablePtr& v : model.weights()) {
-    if (is_floating(v->dtype())) v->assign(random_uniform(v->shape(), 0.5, 1.5, v->dtype()));
-  }
+// Rebuilt from a's file: the same names too.
+void expect_same_weights(const Model& a, const Model& b) {
+  testing::round_trip::expect_same_weights(a, b, /*same_names=*/true);
 }
 
 struct Built {
@@ -185,11 +175,6 @@ TEST(Keras3RoundTrip, LayerConfigsThroughKeras3Form) {
   }
 }
 
-struct OptimizerCase {
-  std::string name;
-  std::function<std::shared_ptr<optimizers::Optimizer>()> make;
-};
-
 std::vector<OptimizerCase> optimizer_cases() {
   using namespace optimizers;
   return {
@@ -204,51 +189,14 @@ std::vector<OptimizerCase> optimizer_cases() {
   };
 }
 
-std::shared_ptr<Sequential> mlp() {
-  auto m = std::make_shared<Sequential>(std::vector<std::shared_ptr<Layer>>{
-      std::make_shared<Dense>(8, "relu"), std::make_shared<Dense>(2)});
-  m->build({-1, 3});
-  return m;
-}
-
 // As LoadModel.TrainingContinuesExactlyForEveryOptimizer does for .h5.
 TEST(Keras3RoundTrip, TrainingContinuesExactlyForEveryOptimizer) {
   const auto dir = h5::temp_dir("k3continue");
-  set_random_seed(6);
-  const Tensor x = random_normal({64, 3});
-  const Tensor y = random_normal({64, 2});
-  const FitOptions epoch = FitOptions().batch_size(16).shuffle(false).verbose(0);
   int n = 0;
   for (const OptimizerCase& c : optimizer_cases()) {
-    SCOPED_TRACE(c.name + " #" + std::to_string(n));
-    auto straight = mlp();
-    auto interrupted = mlp();
-    interrupted->set_weights(straight->get_weights());
-    straight->compile(c.make(), "mse");
-    interrupted->compile(c.make(), "mse");
-
-    straight->fit(x, y, FitOptions(epoch).epochs(3));
-    interrupted->fit(x, y, FitOptions(epoch).epochs(2));
-    const std::string path = (dir / (c.name + std::to_string(n++) + ".keras")).string();
-    interrupted->save(path);
-
-    ::testing::internal::CaptureStderr();
-    std::shared_ptr<Model> resumed = load_model(path);
-    const std::string err = ::testing::internal::GetCapturedStderr();
-    EXPECT_TRUE(err.empty()) << err;
-    ASSERT_TRUE(resumed->compiled());
-    EXPECT_EQ(resumed->optimizer()->class_name(), c.name);
-    EXPECT_EQ(resumed->optimizer()->get_config(), interrupted->optimizer()->get_config());
-    EXPECT_EQ(resumed->optimizer()->iteration_count(), 8);
-    const auto saved_vars = interrupted->optimizer()->variables();
-    const auto loaded_vars = resumed->optimizer()->variables();
-    ASSERT_EQ(saved_vars.size(), loaded_vars.size());
-    for (size_t i = 0; i < saved_vars.size(); ++i) {
-      expect_same(loaded_vars[i]->read_value(), saved_vars[i]->read_value(), saved_vars[i]->name());
-    }
-    resumed->fit(x, y, FitOptions(epoch).epochs(1));
-    EXPECT_EQ(resumed->optimizer()->iteration_count(), 12);
-    expect_same_weights(*straight, *resumed, /*same_names=*/false);
+    const std::string tag = c.name + std::to_string(n++);
+    SCOPED_TRACE(tag);
+    testing::round_trip::expect_training_continues_exactly(c, (dir / (tag + ".keras")).string());
   }
 }
 

@@ -11,38 +11,18 @@
 #include "support/gradient_check.h"
 #include "support/test_helpers.h"
 #include "tests/framework/saving/h5_test_util.h"
+#include "tests/framework/saving/round_trip_test_util.h"
 
 namespace strata {
 namespace {
 
 namespace h5 = testing::h5;
 
-void expect_same(const Tensor& a, const Tensor& b, const std::string& what) {
-  ASSERT_EQ(a.shape(), b.shape()) << what;
-  EXPECT_EQ(a.to_vector<double>(), b.to_vector<double>()) << what;
-}
-
-// Same values in the same order; `same_names` when b was rebuilt from a's config (load_model).
-void expect_same_weights(const Model& a, const Model& b, bool same_names = false) {
-  const auto wa = a.weights(), wb = b.weights();
-  ASSERT_EQ(wa.size(), wb.size());
-  for (size_t i = 0; i < wa.size(); ++i) {
-    if (same_names) EXPECT_EQ(wa[i]->name(), wb[i]->name());
-    expect_same(wa[i]->read_value(), wb[i]->read_value(), wa[i]->name());
-  }
-}
-
-// Random values (positive, so variances stay valid) in every float weight; integer ones (a
-// Normalization's count) get 7.
-void randomize(const Model& model) {
-  for (const VariablePtr& v : model.weights()) {
-    if (is_floating(v->dtype())) {
-      v->assign(random_uniform(v->shape(), 0.5, 1.5, v->dtype()));
-    } else {
-      v->assign(full(v->shape(), 7, v->dtype()));
-    }
-  }
-}
+using testing::round_trip::expect_same;
+using testing::round_trip::expect_same_weights;
+using testing::round_trip::OptimizerCase;
+using testing::round_trip::mlp;
+using testing::round_trip::randomize;
 
 struct LayerCase {
   std::string name;
@@ -95,7 +75,7 @@ void expect_weights_round_trip(Model& model, const std::function<std::shared_ptr
     auto other = make();
     model.save_weights((dir / file).string());
     other->load_weights((dir / file).string());
-    expect_same_weights(model, *other);
+    expect_same_weights(model, *other, /*same_names=*/false);
     expect_same(other->predict(x), expected, "predictions");
   }
 }
@@ -183,11 +163,6 @@ TEST(LoadModel, NestedModelWeightsRoundTrip) {
   EXPECT_EQ(loaded->to_json(), model->to_json());
 }
 
-struct OptimizerCase {
-  std::string name;
-  std::function<std::shared_ptr<optimizers::Optimizer>()> make;
-};
-
 std::vector<OptimizerCase> optimizer_cases() {
   using namespace optimizers;
   return {
@@ -199,47 +174,13 @@ std::vector<OptimizerCase> optimizer_cases() {
   };
 }
 
-std::shared_ptr<Sequential> mlp() {
-  auto m = std::make_shared<Sequential>(std::vector<std::shared_ptr<Layer>>{
-      std::make_shared<Dense>(8, "relu"), std::make_shared<Dense>(2)});
-  m->build({-1, 3});
-  return m;
-}
-
 // Training interrupted by save() + load_model() ends exactly where uninterrupted training does:
 // the weights, the optimizer's slots and its step counter all survive the file.
 TEST(LoadModel, TrainingContinuesExactlyForEveryOptimizer) {
   const auto dir = h5::temp_dir("continue");
-  set_random_seed(6);
-  const Tensor x = random_normal({64, 3});
-  const Tensor y = random_normal({64, 2});
-  const FitOptions epoch = FitOptions().batch_size(16).shuffle(false).verbose(0);
   for (const OptimizerCase& c : optimizer_cases()) {
     SCOPED_TRACE(c.name);
-    auto straight = mlp();
-    auto interrupted = mlp();
-    interrupted->set_weights(straight->get_weights());
-    straight->compile(c.make(), "mse");
-    interrupted->compile(c.make(), "mse");
-
-    straight->fit(x, y, FitOptions(epoch).epochs(3));
-    interrupted->fit(x, y, FitOptions(epoch).epochs(2));
-    const std::string path = (dir / (c.name + ".h5")).string();
-    interrupted->save(path);
-
-    std::shared_ptr<Model> resumed = load_model(path);
-    ASSERT_TRUE(resumed->compiled());
-    EXPECT_EQ(resumed->optimizer()->class_name(), c.name);
-    EXPECT_EQ(resumed->optimizer()->iteration_count(), 8);
-    const auto saved_vars = interrupted->optimizer()->variables();
-    const auto loaded_vars = resumed->optimizer()->variables();
-    ASSERT_EQ(saved_vars.size(), loaded_vars.size());
-    for (size_t i = 0; i < saved_vars.size(); ++i) {
-      expect_same(loaded_vars[i]->read_value(), saved_vars[i]->read_value(), saved_vars[i]->name());
-    }
-    resumed->fit(x, y, FitOptions(epoch).epochs(1));
-    EXPECT_EQ(resumed->optimizer()->iteration_count(), 12);
-    expect_same_weights(*straight, *resumed);
+    testing::round_trip::expect_training_continues_exactly(c, (dir / (c.name + ".h5")).string());
   }
 }
 
@@ -251,7 +192,7 @@ TEST(LoadModel, CompileFalseSkipsTheOptimizer) {
   model->save(path);
   auto loaded = load_model(path, /*compile=*/false);
   EXPECT_FALSE(loaded->compiled());
-  expect_same_weights(*model, *loaded);
+  expect_same_weights(*model, *loaded, /*same_names=*/false);
 }
 
 TEST(LoadModel, MismatchedOptimizerStateWarnsAndStartsFresh) {
@@ -275,7 +216,7 @@ TEST(LoadModel, MismatchedOptimizerStateWarnsAndStartsFresh) {
   const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(err.find("freshly initialized optimizer"), std::string::npos) << err;
   EXPECT_EQ(loaded->optimizer()->iteration_count(), 0);
-  expect_same_weights(*model, *loaded);
+  expect_same_weights(*model, *loaded, /*same_names=*/false);
 }
 
 }  // namespace
