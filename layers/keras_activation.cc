@@ -5,9 +5,9 @@
 
 #include "framework/core/error.h"
 #include "framework/ops/creation.h"
-#include "framework/ops/shape_ops.h"
 #include "framework/ops/math_ops.h"
 #include "framework/ops/nn_ops.h"
+#include "framework/ops/shape_ops.h"
 
 namespace strata {
 
