@@ -1,7 +1,5 @@
 #include "layers/activation_layers.h"
 
-#include "framework/ops/creation.h"
-#include "framework/ops/math_ops.h"
 #include "framework/ops/nn_ops.h"
 
 namespace strata {

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 
-
 namespace strata {
 
 std::string IntPair::to_string() const {
@@ -55,8 +54,8 @@ Json to_json_or_null(const Initializer& i) { return i ? i.to_json() : Json(); }
 Json to_json_or_null(const Regularizer& r) { return r ? r.to_json() : Json(); }
 
 Initializer initializer_from(const Json& config, const std::string& key, Initializer fallback) {
-  if (!config.contains(key) || config.at(key).is_null()) return fallback;
-  return initializers::from_json(config.at(key));
+  const Json value = config.get(key, Json());  // missing or null: the layer's default
+  return value.is_null() ? fallback : initializers::from_json(value);
 }
 
 Regularizer regularizer_from(const Json& config, const std::string& key) {

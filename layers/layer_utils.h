@@ -3,7 +3,6 @@
 // which is not an eltwise kernel), and the small pieces of get_config/from_config they repeat.
 #pragma once
 
-#include <functional>
 #include <string>
 #include <utility>
 
