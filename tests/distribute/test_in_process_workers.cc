@@ -2,10 +2,13 @@
 // seams a multi-worker strategy plugs into. Each worker's input pipeline reads a disjoint shard
 // (InputContext), replica ids are global while variables are indexed locally, and plain fit()
 // on both workers trains the same weights as one process on the whole global batches.
+#include <filesystem>
+#include <fstream>
 #include <set>
 #include <thread>
 
 #include "tests/distribute/distribute_test_utils.h"
+#include "tests/datasets/temp_dir.h"
 #include "tests/distribute/in_process_workers.h"
 
 namespace strata::testing {
@@ -108,6 +111,38 @@ TEST(InProcessWorkers, FitOnTwoWorkersMatchesOneProcess) {
   on_every_worker(2, [&](int w) { models[size_t(w)]->fit(d.x, d.y, options); });
   expect_weights_near(models[0]->get_weights(), models[1]->get_weights(), 0.0, 0.0);
   expect_weights_near(models[0]->get_weights(), alone->get_weights(), 1e-5, 1e-6);
+}
+
+TEST(InProcessWorkers, OnlyTheChiefWritesCheckpointsSummariesAndLogs) {
+  const ClassifierData d = classifier_data(32);
+  TempDir dir;
+  auto workers = in_process_workers(2);
+  std::vector<std::shared_ptr<Sequential>> models(2);
+  for (int w = 0; w < 2; ++w) {
+    auto scope = workers[size_t(w)]->scope();
+    models[size_t(w)] = small_classifier("sgd");
+  }
+  const std::string checkpoint = dir.file("ckpt/model.h5"), csv = dir.file("history.csv");
+  const std::string logs = (dir.path() / "tb").string();
+  on_every_worker(2, [&](int w) {
+    // Every worker runs the same callbacks with the same paths, as the same program would.
+    models[size_t(w)]->fit(
+        d.x, d.y,
+        FitOptions().epochs(3).batch_size(8).shuffle(false).verbose(0).callbacks(
+            {std::make_shared<ModelCheckpoint>(checkpoint), std::make_shared<CSVLogger>(csv),
+             std::make_shared<TensorBoard>(logs)}));
+  });
+  namespace fs = std::filesystem;
+  EXPECT_TRUE(fs::exists(checkpoint));
+  EXPECT_TRUE(fs::exists(fs::path(logs) / "train"));
+  // Worker 1's temporary copies are gone, and the log has one row per epoch, not two.
+  for (const fs::directory_entry& e : fs::recursive_directory_iterator(dir.path())) {
+    EXPECT_EQ(e.path().string().find("workertemp"), std::string::npos) << e.path();
+  }
+  std::ifstream in(csv);
+  int lines = 0;
+  for (std::string line; std::getline(in, line);) ++lines;
+  EXPECT_EQ(lines, 1 + 3);  // header + epochs
 }
 
 }  // namespace
