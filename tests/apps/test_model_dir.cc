@@ -60,6 +60,16 @@ TEST(AppModelDir, PrepareCreatesOrExplains) {
   EXPECT_NE(prepare_error(file / "sub").find("cannot create '" + (file / "sub").string() +
                                              "': Not a directory"),
             std::string::npos);
+  // A read-only directory (root's writes pass the mode bits, hence /proc/self below as well).
+  if (::geteuid() != 0) {
+    const fs::path read_only = tmp.path() / "read_only";
+    fs::create_directories(read_only);
+    fs::permissions(read_only, fs::perms::owner_read | fs::perms::owner_exec);
+    EXPECT_NE(prepare_error(read_only).find("the directory is not writable (creating a file there "
+                                            "failed: Permission denied)"),
+              std::string::npos) << prepare_error(read_only);
+    fs::permissions(read_only, fs::perms::owner_all);
+  }
   // A directory nobody may write to, root included: /proc/self.
   EXPECT_NE(prepare_error("/proc/self").find("the directory is not writable"), std::string::npos)
       << prepare_error("/proc/self");

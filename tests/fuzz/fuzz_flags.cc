@@ -10,11 +10,13 @@
 //
 //   fuzz_flags -dict=tests/fuzz/fuzz_flags.dict -max_len=256 corpus/
 //
-// Build (clang, -fsanitize=fuzzer,address,undefined): this file with the static libraries
-// resnet_cifar_flags (apps/resnet_cifar/resnet_cifar_flags.cc), apps_common
-// (apps/common/{flags,model_dir,final_save}.cc), resnet_model (apps/resnet_cifar/resnet_model.cc),
-// strata::strata, and absl's flags_parse, flags_usage, flags_reflection, flags_commandlineflag
-// and flags_marshalling (CMake: link resnet_cifar_flags; it brings the rest).
+// Build with clang and -fsanitize=fuzzer,address,undefined. Compile this file together with
+// apps/common/flags.cc and apps/resnet_cifar/resnet_cifar_flags.cc (so the parser itself is
+// instrumented and guides the fuzzer), include dirs: the repository root and
+// framework/include; link resnet_model (apps/resnet_cifar/resnet_model.cc), strata::strata and
+// absl::flags_parse, flags_usage, flags_reflection, flags_commandlineflag, flags_marshalling
+// (CMake: target_link_libraries(fuzz_flags PRIVATE resnet_model strata::strata absl::flags_parse
+// ...); linking the prebuilt resnet_cifar_flags and apps_common libraries works too, uninstrumented).
 #include <cstddef>
 #include <cstdint>
 #include <string>
