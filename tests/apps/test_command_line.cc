@@ -3,6 +3,8 @@
 // --flagfile) as documented in README.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
