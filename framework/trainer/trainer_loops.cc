@@ -186,8 +186,8 @@ History Trainer::run_fit(EpochIterator& train, EpochIterator* validation, const 
         throw TrainingInterrupted(
             std::string("Model.fit: stopped by ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
                 " after epoch " + std::to_string(epoch + 1) + ", batch " + std::to_string(step) +
-                " (callbacks saved what they save on preemption, e.g. BackupAndRestore's backup; "
-                "run the same command again to resume)",
+                " (callbacks saved what they save on preemption: with BackupAndRestore, run the "
+                "same command again to resume; without such a callback, nothing was saved)",
             sig);
       }
       if (m.stop_training) break;
