@@ -15,6 +15,9 @@ namespace strata {
 
 class EpochIterator;
 class CallbackList;
+namespace distribute {
+class DistributedIterator;
+}
 
 class Trainer {
  public:
@@ -41,6 +44,13 @@ class Trainer {
   void build_state(const std::optional<data::Element>& first, bool training);
 
   History run_fit(EpochIterator& train, EpochIterator* validation, const FitOptions& options);
+  // Starts epoch `epoch` of `train`: at its beginning, or where `resume` (a restored backup in
+  // this epoch, or null) left it.
+  void begin_epoch(EpochIterator& train, int epoch, const ResumePoint* resume);
+  // Runs the epoch's training steps from `input` with their batch callbacks until the input
+  // ends or stop_training; returns the step count reached. SIGTERM / SIGINT: TrainingInterrupted.
+  int run_epoch_steps(distribute::DistributedIterator& input, int64_t steps,
+                      CallbackList& callbacks, int epoch);
   Logs run_evaluation(EpochIterator& it, CallbackList& callbacks, const char* who);
   Tensor run_predict(EpochIterator& it, const PredictOptions& options);
 

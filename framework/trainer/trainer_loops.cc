@@ -111,6 +111,63 @@ Logs Trainer::run_evaluation(EpochIterator& it, CallbackList& callbacks, const c
   return logs;
 }
 
+void Trainer::begin_epoch(EpochIterator& train, int epoch, const ResumePoint* resume) {
+  Model& m = model_;
+  m.progress_.epoch = epoch;
+  m.progress_.step = 0;
+  if (resume && (resume->step > 0 || resume->data.spans_epochs)) {
+    // Remake the pass the backup was in and skip what it had consumed; then the generator
+    // continues from where it was after the backup's last step (dropout masks, ...).
+    train.begin_epoch_at(resume->data, resume->step);
+    m.progress_.step = resume->step;
+    set_generator_state(resume->rng);
+    return;
+  }
+  if (resume) {
+    train.restore_pipeline(resume->data.pipeline_now);
+    set_generator_state(resume->rng);
+  }
+  train.begin_epoch();
+}
+
+int Trainer::run_epoch_steps(distribute::DistributedIterator& input, int64_t steps,
+                             CallbackList& callbacks, int epoch) {
+  Model& m = model_;
+  distribute::Strategy& s = strategy();
+  const int every = m.compiled_->steps_per_execution;
+  const auto train_step = [&m](const data::Element& b) {
+    m.train_step(b);
+    return Tensor();
+  };
+  int step = int(m.progress_.step);
+  while (auto batch = input.next()) {
+    // Keras runs steps_per_execution steps between batch callbacks.
+    const bool report = (step + 1) % every == 0 || step + 1 == steps;
+    if (step % every == 0) callbacks.on_train_batch_begin(step, Logs());
+    s.run_step(train_step, *batch);
+    m.progress_.step = step + 1;
+    if (report) {
+      // Read from the device only if a callback looks (logs.h).
+      const Logs logs = Logs::deferred([&m] { return m.metrics_logs(); });
+      callbacks.on_train_batch_end(step, logs);
+      logs.resolve_if_shared();
+    }
+    ++step;
+    if (const int sig = TerminationSignalScope::pending()) {
+      s.join();
+      callbacks.on_preemption(sig);
+      throw TrainingInterrupted(
+          std::string("Model.fit: stopped by ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
+              " after epoch " + std::to_string(epoch + 1) + ", batch " + std::to_string(step) +
+              " (callbacks saved what they save on preemption: with BackupAndRestore, run the "
+              "same command again to resume; without such a callback, nothing was saved)",
+          sig);
+    }
+    if (m.stop_training) break;
+  }
+  return step;
+}
+
 History Trainer::run_fit(EpochIterator& train, EpochIterator* validation, const FitOptions& o) {
   Model& m = model_;
   if (o.epochs_ < 0 || o.initial_epoch_ < 0) {
@@ -137,61 +194,16 @@ History Trainer::run_fit(EpochIterator& train, EpochIterator* validation, const 
   // A callback (BackupAndRestore) may have asked to resume from a backup.
   std::optional<ResumePoint> resume = std::exchange(m.resume_point_, std::nullopt);
   const int first_epoch = resume ? std::max(o.initial_epoch_, resume->epoch) : o.initial_epoch_;
-  const int every = m.compiled_->steps_per_execution;
   distribute::Strategy& s = strategy();
   OnModelDevice device(m);
   auto input = s.distribute_input([&train] { return train.next(); },
                                   {train.batch_size(), "Model.fit"});
-  const auto train_step = [&m](const data::Element& b) {
-    m.train_step(b);
-    return Tensor();
-  };
   for (int epoch = first_epoch; epoch < o.epochs_ && !m.stop_training; ++epoch) {
     m.reset_metrics();
-    m.progress_.epoch = epoch;
-    m.progress_.step = 0;
-    const bool resuming = resume && resume->epoch == epoch;
-    if (resuming && (resume->step > 0 || resume->data.spans_epochs)) {
-      // Remake the pass the backup was in and skip what it had consumed; then the generator
-      // continues from where it was after the backup's last step (dropout masks, ...).
-      train.begin_epoch_at(resume->data, resume->step);
-      m.progress_.step = resume->step;
-      set_generator_state(resume->rng);
-    } else {
-      if (resuming) {
-        train.restore_pipeline(resume->data.pipeline_now);
-        set_generator_state(resume->rng);
-      }
-      train.begin_epoch();
-    }
+    begin_epoch(train, epoch, resume && resume->epoch == epoch ? &*resume : nullptr);
     callbacks.on_epoch_begin(epoch, Logs());
-    int step = int(m.progress_.step);
-    const int first_step = step;
-    while (auto batch = input->next()) {
-      // Keras runs steps_per_execution steps between batch callbacks.
-      const bool report = (step + 1) % every == 0 || step + 1 == train.steps();
-      if (step % every == 0) callbacks.on_train_batch_begin(step, Logs());
-      s.run_step(train_step, *batch);
-      m.progress_.step = step + 1;
-      if (report) {
-        // Read from the device only if a callback looks (logs.h).
-        const Logs logs = Logs::deferred([&m] { return m.metrics_logs(); });
-        callbacks.on_train_batch_end(step, logs);
-        logs.resolve_if_shared();
-      }
-      ++step;
-      if (const int sig = TerminationSignalScope::pending()) {
-        s.join();
-        callbacks.on_preemption(sig);
-        throw TrainingInterrupted(
-            std::string("Model.fit: stopped by ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
-                " after epoch " + std::to_string(epoch + 1) + ", batch " + std::to_string(step) +
-                " (callbacks saved what they save on preemption: with BackupAndRestore, run the "
-                "same command again to resume; without such a callback, nothing was saved)",
-            sig);
-      }
-      if (m.stop_training) break;
-    }
+    const int first_step = int(m.progress_.step);
+    const int step = run_epoch_steps(*input, train.steps(), callbacks, epoch);
     s.join();
     // A fit whose first epoch has no batch at all (resuming at an epoch's end is not one) has no
     // data.
