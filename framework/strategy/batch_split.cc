@@ -59,7 +59,9 @@ DistributedBatch split_batch(const data::Element& batch, const std::vector<Devic
       const int64_t b = size > 0 ? start : 0, e = size > 0 ? start + size : 1;
       data::Element part;
       part.reserve(batch.size());
-      for (const Tensor& t : batch) part.push_back(t.defined() ? t.slice(b, e).to(devices[size_t(local_r)]) : t);
+      for (const Tensor& t : batch) {
+        part.push_back(t.defined() ? t.slice(b, e).to(devices[size_t(local_r)]) : t);
+      }
       out.per_replica.push_back(std::move(part));
       out.sizes.push_back(size);
       out.fractions.push_back(double(size) / double(global));
