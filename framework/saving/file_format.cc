@@ -7,6 +7,7 @@
 #include <regex>
 
 #include "framework/core/error.h"
+#include "framework/saving/file_checksum.h"
 
 namespace strata::saving {
 namespace {
@@ -85,6 +86,15 @@ FileFormat detect_file_format(const std::string& path) {
     if (head == std::string("PK\x03\x04", 4) || head == std::string("PK\x05\x06", 4)) {
       return FileFormat::kZip;
     }
+  }
+  // A file Strata wrote starts with its checksum header (file_checksum.h): HDF5 whatever the
+  // rest says, so that damage to the HDF5 signature is reported by the checksum check.
+  std::string start(kChecksumHeaderSize, '\0');
+  in.clear();
+  in.seekg(0);
+  in.read(start.data(), std::streamsize(start.size()));
+  if (has_checksum_header(std::string_view(start.data(), size_t(in.gcount())))) {
+    return FileFormat::kHdf5;
   }
   return has_hdf5_signature(in, ec ? 0 : size) ? FileFormat::kHdf5 : FileFormat::kUnknown;
 }
