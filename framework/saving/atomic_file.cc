@@ -151,7 +151,14 @@ void write_file_atomically(const std::string& path,
   remove_stale_temporaries(path);
   const std::string temp = create_temporary(path);
   try {
-    write(temp);
+    try {
+      write(temp);
+    } catch (const IOError& e) {
+      // The writer names the temporary file; the caller knows the target.
+      std::string what = e.what();
+      if (what.rfind("Saving: ", 0) == 0) what.erase(0, 8);
+      throw IOError("Saving '" + path + "' (through the temporary file '" + temp + "'): " + what);
+    }
     sync_path(temp, O_RDONLY, "the file");
     if (before_rename) before_rename();
     if (::rename(temp.c_str(), path.c_str()) != 0) {

@@ -42,9 +42,11 @@ bool path_exists(const fs::path& p) {
 bool directory_holds_checkpoint(const fs::path& dir) {
   std::error_code ec;
   if (path_exists(dir / "checkpoint")) return true;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (is_data_shard(name) || entry.path().extension() == ".index") return true;
+  // increment(ec): the range-for's ++ would throw filesystem_error on an unreadable entry.
+  fs::directory_iterator it(dir, ec);
+  for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (is_data_shard(name) || it->path().extension() == ".index") return true;
   }
   return false;
 }

@@ -77,20 +77,20 @@ std::vector<std::string> components(const std::string& path) {
 // the group asked and where it points ("file.h5:/path" for an external link).
 struct ForeignLink {
   std::string path;
-  std::string kind;
+  std::string kind;  // with its article: "a soft", "an external"
   std::string target;
 };
 
 ForeignLink describe_link(hid_t loc, const std::string& path, const H5L_info_t& info) {
-  ForeignLink link{path, "user-defined", "?"};
+  ForeignLink link{path, "a user-defined", "?"};
   std::vector<char> value(info.type == H5L_TYPE_HARD ? 0 : info.u.val_size + 1, '\0');
   const bool read = !value.empty() &&
                     H5Lget_val(loc, path.c_str(), value.data(), info.u.val_size, H5P_DEFAULT) >= 0;
   if (info.type == H5L_TYPE_SOFT) {
-    link.kind = "soft";
+    link.kind = "a soft";
     if (read) link.target = value.data();
   } else if (info.type == H5L_TYPE_EXTERNAL) {
-    link.kind = "external";
+    link.kind = "an external";
     const char* file = nullptr;
     const char* object = nullptr;
     if (read && H5Lunpack_elink_val(value.data(), info.u.val_size, nullptr, &file, &object) >= 0) {
@@ -273,7 +273,7 @@ int Group::type_of(const std::string& name) const {
   ForeignLink link;
   const H5I_type_t type = object_type(id_of(handle_), name, &link);
   if (!link.path.empty()) {
-    throw ValueError("Loading: " + where(link.path) + " is a " + link.kind + " link (to '" +
+    throw ValueError("Loading: " + where(link.path) + " is " + link.kind + " link (to '" +
                      link.target + "'), not a group or dataset of the file: Strata does not "
                      "follow links in model and weights files, which could lead into another "
                      "file. Store the data itself there (h5py: copy it instead of linking)");
