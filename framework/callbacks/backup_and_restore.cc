@@ -153,11 +153,15 @@ void BackupAndRestore::on_train_begin(const Logs&) {
     throw IOError("BackupAndRestore: backup_dir '" + backup_dir_ + "' is not writable: " +
                   std::strerror(err) + "; pass a directory this process can write");
   }
-  std::vector<std::string> candidates;
-  for (const std::string& p : {backup_path(), previous_backup_path()}) {
-    if (exists(p)) candidates.push_back(p);
+  if (!exists(backup_path())) {
+    // The newest backup exists whenever a run is under way (see backup()); a previous one
+    // alone is what a finished run left (its newest deleted), and must not be resumed.
+    std::error_code ignored;
+    fs::remove(previous_backup_path(), ignored);
+    return;
   }
-  if (candidates.empty()) return;
+  std::vector<std::string> candidates{backup_path()};
+  if (exists(previous_backup_path())) candidates.push_back(previous_backup_path());
   std::string failures;
   for (const std::string& path : candidates) {
     try {
@@ -168,10 +172,7 @@ void BackupAndRestore::on_train_begin(const Logs&) {
       continue;
     }
     if (path != backup_path()) {
-      saving::warn("BackupAndRestore: " +
-                   (failures.empty() ? "the newest backup '" + backup_path() +
-                                           "' is missing (interrupted while replacing it)"
-                                     : "cannot restore the newest backup:" + failures) +
+      saving::warn("BackupAndRestore: cannot restore the newest backup:" + failures +
                    "\nResumed from the previous backup '" + path + "' instead");
     }
     return;
@@ -196,8 +197,10 @@ void BackupAndRestore::backup(bool epoch_done) {
        {"rng", rng_json(get_generator_state())},
        {"learning_rate",
         optimizer->learning_rate_schedule() ? Json(nullptr) : Json(optimizer->learning_rate())}});
-  // The current newest becomes the previous generation when the new one is complete; a damaged
-  // one is not kept over an intact previous backup.
+  // Once the new file is complete, the current newest becomes the previous generation: a hard
+  // link renamed over the previous one, so the newest never goes missing (a crash between two
+  // renames would leave only the previous). A damaged newest is not kept over an intact
+  // previous backup.
   const std::string newest = backup_path();
   const std::string previous = previous_backup_path();
   const auto keep_newest = [&] {
@@ -208,10 +211,13 @@ void BackupAndRestore::backup(bool epoch_done) {
                    "' stays the previous backup");
       return;
     }
-    if (::rename(newest.c_str(), previous.c_str()) != 0) {
+    const std::string link = previous + ".link";
+    ::unlink(link.c_str());  // left by a crash here
+    if (::link(newest.c_str(), link.c_str()) != 0 || ::rename(link.c_str(), previous.c_str()) != 0) {
       const int err = errno;
+      ::unlink(link.c_str());
       saving::warn("BackupAndRestore: cannot keep '" + newest + "' as '" + previous + "': " +
-                   std::strerror(err) + "; only the newest backup will be kept");
+                   std::strerror(err) + "; only the newest backup is kept");
     }
   };
   saving::write_training_checkpoint(m, newest, state.dump(), keep_newest);
@@ -231,10 +237,15 @@ void BackupAndRestore::on_preemption(int) {
 }
 
 void BackupAndRestore::on_train_end(const Logs&) {
-  if (!options_.delete_checkpoint_) return;
+  if (options_.delete_checkpoint_) delete_backups();
+}
+
+void BackupAndRestore::delete_backups() const {
   std::error_code ec;
-  fs::remove(backup_path(), ec);
+  // The newest last: until it goes, a restart still resumes.
   fs::remove(previous_backup_path(), ec);
+  fs::remove(previous_backup_path() + ".link", ec);
+  fs::remove(backup_path(), ec);
   fs::remove(backup_dir_, ec);  // only if now empty, as Keras leaves other files alone
 }
 
