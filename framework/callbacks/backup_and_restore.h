@@ -6,6 +6,16 @@
 // had, bit for bit on the CPU. On SIGTERM / SIGINT fit() finishes its step, this callback
 // writes a backup (save_before_preemption) and fit() stops with TrainingInterrupted.
 //
+// Two generations are kept: backup.h5 (the newest) and backup.previous.h5 (the one before it).
+// Each backup is written to a temporary file first; the newest, if its checksum verifies, is then
+// hard-linked as the previous one, and the new file renamed over the newest, so that the newest
+// exists at every moment (where hard links are not supported, only the newest is kept). When the
+// newest cannot be restored (damaged: its checksum fails), the callback warns, naming it and the
+// reason, and resumes from the previous one; when neither can be restored, on_train_begin
+// throws, naming both files and what is wrong with each (a single backup's own error is
+// rethrown). A previous backup without a newest one is left from a finished run and removed.
+// Delete backup_dir to start afresh.
+//
 //   model.fit(x, y, FitOptions().epochs(10).callbacks({
 //       std::make_shared<BackupAndRestore>("/tmp/backup", BackupAndRestoreOptions().save_freq(100))}));
 #pragma once
@@ -39,10 +49,17 @@ class BackupAndRestore : public Callback {
   void on_train_end(const Logs& logs) override;
   void on_preemption(int signal) override;
 
-  // The backup file: <backup_dir>/backup.h5.
+  // The newest backup: <backup_dir>/backup.h5.
   std::string backup_path() const;
+  // The one before it: <backup_dir>/backup.previous.h5.
+  std::string previous_backup_path() const;
+  // Removes both backups, and backup_dir when that leaves it empty (what delete_checkpoint does
+  // when fit() ends): for a caller that keeps them until its final model is saved.
+  void delete_backups() const;
 
  private:
+  // Restores model and training progress from `path` (any strata::Error when it cannot).
+  void restore_from(const std::string& path);
   // Writes a backup from which training resumes at the model's current progress; with
   // epoch_done, at the start of the next epoch.
   void backup(bool epoch_done);

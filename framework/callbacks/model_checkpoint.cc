@@ -154,7 +154,8 @@ void ModelCheckpoint::save_to(const std::string& path) {
     fs::create_directories(dir, ec);
     if (ec) {
       throw IOError("ModelCheckpoint: cannot create the directory \"" + dir.string() + "\" for " +
-                    path + ": " + ec.message());
+                    path + ": " + ec.message() +
+                    "; give a filepath in a directory this process can create and write");
     }
   }
   Model& model = model_of(*this, "ModelCheckpoint");

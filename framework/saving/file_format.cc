@@ -7,6 +7,7 @@
 #include <regex>
 
 #include "framework/core/error.h"
+#include "framework/saving/file_checksum.h"
 
 namespace strata::saving {
 namespace {
@@ -41,9 +42,11 @@ bool path_exists(const fs::path& p) {
 bool directory_holds_checkpoint(const fs::path& dir) {
   std::error_code ec;
   if (path_exists(dir / "checkpoint")) return true;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (is_data_shard(name) || entry.path().extension() == ".index") return true;
+  // increment(ec): the range-for's ++ would throw filesystem_error on an unreadable entry.
+  fs::directory_iterator it(dir, ec);
+  for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (is_data_shard(name) || it->path().extension() == ".index") return true;
   }
   return false;
 }
@@ -85,6 +88,15 @@ FileFormat detect_file_format(const std::string& path) {
     if (head == std::string("PK\x03\x04", 4) || head == std::string("PK\x05\x06", 4)) {
       return FileFormat::kZip;
     }
+  }
+  // A file Strata wrote starts with its checksum header (file_checksum.h): HDF5 whatever the
+  // rest says, so that damage to the HDF5 signature is reported by the checksum check.
+  std::string start(kChecksumHeaderSize, '\0');
+  in.clear();
+  in.seekg(0);
+  in.read(start.data(), std::streamsize(start.size()));
+  if (has_checksum_header(std::string_view(start.data(), size_t(in.gcount())))) {
+    return FileFormat::kHdf5;
   }
   return has_hdf5_signature(in, ec ? 0 : size) ? FileFormat::kHdf5 : FileFormat::kUnknown;
 }

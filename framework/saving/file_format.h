@@ -15,7 +15,8 @@
 namespace strata::saving {
 
 enum class FileFormat {
-  kHdf5,            // starts with "\x89HDF\r\n\x1a\n" (at 0 or a power-of-two user block)
+  kHdf5,            // starts with "\x89HDF\r\n\x1a\n" (at 0 or a power-of-two user block), or
+                    // with the checksum header of the files Strata writes (file_checksum.h)
   kZip,             // starts with "PK\x03\x04" (or "PK\x05\x06": an empty archive)
   kKerasDirectory,  // a directory holding config.json (Keras 3's unzipped model)
   kSavedModel,      // TensorFlow's SavedModel: a directory with saved_model.pb, or that file

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "framework/core/error.h"
+#include "framework/saving/file_checksum.h"
 
 namespace strata::saving::hdf5 {
 
@@ -72,15 +73,50 @@ std::vector<std::string> components(const std::string& path) {
   return out;
 }
 
+// A link on a path that is not a hard link (soft, external or user-defined): its path from
+// the group asked and where it points ("file.h5:/path" for an external link).
+struct ForeignLink {
+  std::string path;
+  std::string kind;  // with its article: "a soft", "an external"
+  std::string target;
+};
+
+ForeignLink describe_link(hid_t loc, const std::string& path, const H5L_info_t& info) {
+  ForeignLink link{path, "a user-defined", "?"};
+  std::vector<char> value(info.type == H5L_TYPE_HARD ? 0 : info.u.val_size + 1, '\0');
+  const bool read = !value.empty() &&
+                    H5Lget_val(loc, path.c_str(), value.data(), info.u.val_size, H5P_DEFAULT) >= 0;
+  if (info.type == H5L_TYPE_SOFT) {
+    link.kind = "a soft";
+    if (read) link.target = value.data();
+  } else if (info.type == H5L_TYPE_EXTERNAL) {
+    link.kind = "an external";
+    const char* file = nullptr;
+    const char* object = nullptr;
+    if (read && H5Lunpack_elink_val(value.data(), info.u.val_size, nullptr, &file, &object) >= 0) {
+      link.target = std::string(file != nullptr ? file : "?") + ":" + (object != nullptr ? object : "?");
+    }
+  }
+  H5Eclear2(H5E_DEFAULT);
+  return link;
+}
+
 // The HDF5 id type of the object at `name` below `loc`; H5I_BADID when there is none. Each link
 // on the path is checked first: H5Lexists fails (rather than answering false) when an
-// intermediate group is missing.
-H5I_type_t object_type(hid_t loc, const std::string& name) {
+// intermediate group is missing, and only hard links are followed. A soft or external link
+// (which could lead anywhere, another file included) is reported in `foreign` instead.
+H5I_type_t object_type(hid_t loc, const std::string& name, ForeignLink* foreign) {
   std::string prefix;
   for (const std::string& c : components(name)) {
     prefix += (prefix.empty() ? "" : "/") + c;
-    if (H5Lexists(loc, prefix.c_str(), H5P_DEFAULT) <= 0) {
+    H5L_info_t info;
+    if (H5Lexists(loc, prefix.c_str(), H5P_DEFAULT) <= 0 ||
+        H5Lget_info(loc, prefix.c_str(), &info, H5P_DEFAULT) < 0) {
       H5Eclear2(H5E_DEFAULT);
+      return H5I_BADID;
+    }
+    if (info.type != H5L_TYPE_HARD) {
+      *foreign = describe_link(loc, prefix, info);
       return H5I_BADID;
     }
   }
@@ -155,6 +191,17 @@ Handle vlen_string_type(H5T_cset_t cset) {
   return type;
 }
 
+// A fixed-length, NUL-padded C string type (numpy's 'S<size>') of `cset`.
+Handle fixed_string_type(size_t size, H5T_cset_t cset) {
+  Handle type = own(H5Tcopy(H5T_C_S1), close_type);
+  if (type.valid() && (H5Tset_size(id_of(type), size) < 0 ||
+                       H5Tset_strpad(id_of(type), H5T_STR_NULLPAD) < 0 ||
+                       H5Tset_cset(id_of(type), cset) < 0)) {
+    return Handle();
+  }
+  return type;
+}
+
 // Removes the padding of one fixed-length string as h5py/numpy do.
 std::string unpad(const char* data, size_t size, H5T_str_t pad) {
   std::string s(data, size);
@@ -222,10 +269,44 @@ std::string Group::where(const std::string& name) const {
   return "'" + p + "' in '" + file_->path + "'";
 }
 
+int Group::type_of(const std::string& name) const {
+  ForeignLink link;
+  const H5I_type_t type = object_type(id_of(handle_), name, &link);
+  if (!link.path.empty()) {
+    throw ValueError("Loading: " + where(link.path) + " is " + link.kind + " link (to '" +
+                     link.target + "'), not a group or dataset of the file: Strata does not "
+                     "follow links in model and weights files, which could lead into another "
+                     "file. Store the data itself there (h5py: copy it instead of linking)");
+  }
+  return type;
+}
+
+int Group::write_error() const {
+  return file_->save_status != nullptr ? file_->save_status->error : 0;
+}
+
+void Group::check_claimed_size(const char* kind, const std::string& name, size_t count,
+                               size_t item_size) const {
+  const uint64_t limit = file_->size;
+  if (limit == 0) return;
+  if (item_size == 0 || count > limit / item_size) {
+    throw ValueError("Loading: " + std::string(kind) + " " + where(name) + " claims " +
+                     std::to_string(count) + " items of " + std::to_string(item_size) +
+                     " bytes, more than the whole file (" + std::to_string(limit) +
+                     " bytes) holds: the file is damaged, not a valid HDF5/Keras file");
+  }
+}
+
+void Group::check_written(const std::string& what, const std::string& name) const {
+  if (write_error() != 0) fail(what, name);
+}
+
 void Group::fail(const std::string& what, const std::string& name) const {
   const std::string detail = hdf5_detail();
   if (file_->writable) {
-    throw IOError("Saving: cannot " + what + " " + where(name) + detail +
+    const int err = write_error();
+    throw IOError("Saving: cannot " + what + " " + where(name) +
+                  (err != 0 ? std::string(": ") + std::strerror(err) : detail) +
                   "; check that the disk has space and the directory is writable");
   }
   throw ValueError("Loading: cannot " + what + " " + where(name) + detail +
@@ -235,17 +316,17 @@ void Group::fail(const std::string& what, const std::string& name) const {
 
 bool Group::has_group(const std::string& name) const {
   auto lock = lock_library();
-  return object_type(id_of(handle_), name) == H5I_GROUP;
+  return type_of(name) == H5I_GROUP;
 }
 
 bool Group::has_dataset(const std::string& name) const {
   auto lock = lock_library();
-  return object_type(id_of(handle_), name) == H5I_DATASET;
+  return type_of(name) == H5I_DATASET;
 }
 
 Group Group::open_group(const std::string& name) const {
   auto lock = lock_library();
-  if (object_type(id_of(handle_), name) != H5I_GROUP) fail("find the group", name);
+  if (type_of(name) != H5I_GROUP) fail("find the group", name);
   Handle g = own(H5Gopen2(id_of(handle_), name.c_str(), H5P_DEFAULT), close_group);
   if (!g.valid()) fail("open the group", name);
   return Group(std::move(g), file_, path_ + (path_.back() == '/' ? "" : "/") + name);
@@ -253,7 +334,7 @@ Group Group::open_group(const std::string& name) const {
 
 Group Group::create_group(const std::string& name) {
   auto lock = lock_library();
-  if (object_type(id_of(handle_), name) != H5I_BADID) fail("create (it exists already)", name);
+  if (type_of(name) != H5I_BADID) fail("create (it exists already)", name);
   Handle lcpl = intermediate_groups();
   Handle g = own(H5Gcreate2(id_of(handle_), name.c_str(), id_of(lcpl), H5P_DEFAULT, H5P_DEFAULT),
                  close_group);
@@ -319,10 +400,14 @@ std::vector<std::string> Group::read_string_list(const std::string& name) const 
                      " should hold strings but holds numbers: not a valid Keras file");
   }
   std::vector<std::string> out;
-  out.reserve(n);
   if (n == 0) return out;
   const htri_t variable = H5Tis_variable_str(id_of(type));
   if (variable < 0) fail("read the type of the attribute", name);
+  // A variable-length item takes at least 16 bytes in the file (length, heap address, index).
+  const size_t item_size = variable > 0 ? 16 : H5Tget_size(id_of(type));
+  if (item_size == 0) fail("read the string size of the attribute", name);
+  check_claimed_size("attribute", name, n, item_size);
+  out.reserve(n);
   if (variable > 0) {
     Handle mem = vlen_string_type(H5Tget_cset(id_of(type)));
     std::vector<char*> ptrs(n, nullptr);
@@ -333,8 +418,7 @@ std::vector<std::string> Group::read_string_list(const std::string& name) const 
     H5Dvlen_reclaim(id_of(mem), id_of(space), H5P_DEFAULT, ptrs.data());
     return out;
   }
-  const size_t size = H5Tget_size(id_of(type));
-  if (size == 0) fail("read the string size of the attribute", name);
+  const size_t size = item_size;
   Handle mem = own(H5Tcopy(id_of(type)), close_type);
   std::vector<char> buffer(n * size, '\0');
   if (!mem.valid() || H5Aread(id_of(attr), id_of(mem), buffer.data()) < 0) {
@@ -356,16 +440,19 @@ std::string Group::read_string(const std::string& name) const {
 
 void Group::write_string(const std::string& name, const std::string& value) {
   auto lock = lock_library();
-  Handle type = vlen_string_type(is_ascii(value) ? H5T_CSET_ASCII : H5T_CSET_UTF8);
+  Handle type = fixed_string_type(std::max<size_t>(value.size(), 1),
+                                  is_ascii(value) ? H5T_CSET_ASCII : H5T_CSET_UTF8);
   Handle space = own(H5Screate(H5S_SCALAR), close_space);
   if (!type.valid() || !space.valid()) fail("create the attribute", name);
   Handle attr = own(H5Acreate2(id_of(handle_), name.c_str(), id_of(type), id_of(space),
                                H5P_DEFAULT, H5P_DEFAULT),
                     close_attribute);
-  const char* data = value.c_str();
-  if (!attr.valid() || H5Awrite(id_of(attr), id_of(type), &data) < 0) {
+  std::string data = value;
+  data.resize(std::max<size_t>(value.size(), 1), '\0');
+  if (!attr.valid() || H5Awrite(id_of(attr), id_of(type), data.data()) < 0) {
     fail("write the attribute", name);
   }
+  check_written("write the attribute", name);
 }
 
 void Group::write_string_list(const std::string& name, const std::vector<std::string>& values,
@@ -386,12 +473,7 @@ void Group::write_string_list(const std::string& name, const std::vector<std::st
     // numpy's 'S' dtype: every item as long as the longest (at least 1), NUL-padded.
     size_t size = std::max<size_t>(itemsize, 1);
     for (const std::string& v : values) size = std::max(size, v.size());
-    type = own(H5Tcopy(H5T_C_S1), close_type);
-    if (type.valid()) {
-      H5Tset_size(id_of(type), size);
-      H5Tset_strpad(id_of(type), H5T_STR_NULLPAD);
-      H5Tset_cset(id_of(type), charset_for(values));
-    }
+    type = fixed_string_type(size, charset_for(values));
     fixed.assign(values.size() * size, '\0');
     for (size_t i = 0; i < values.size(); ++i) {
       std::copy(values[i].begin(), values[i].end(), fixed.begin() + std::ptrdiff_t(i * size));
@@ -405,6 +487,7 @@ void Group::write_string_list(const std::string& name, const std::vector<std::st
   if (!attr.valid() || H5Awrite(id_of(attr), id_of(type), data) < 0) {
     fail("write the attribute", name);
   }
+  check_written("write the attribute", name);
 }
 
 void Group::write_empty_list(const std::string& name) {
@@ -431,7 +514,7 @@ void Group::write_dataset(const std::string& name, const Tensor& value) {
     space = own(H5Screate_simple(host.rank(), dims.data(), nullptr), close_space);
   }
   if (!space.valid()) fail("create the dataspace of dataset", name);
-  if (object_type(id_of(handle_), name) != H5I_BADID) {
+  if (type_of(name) != H5I_BADID) {
     fail("create the dataset (the name is used twice; weight names must be unique)", name);
   }
   Handle lcpl = intermediate_groups();
@@ -444,11 +527,12 @@ void Group::write_dataset(const std::string& name, const Tensor& value) {
           0) {
     fail("write the dataset", name);
   }
+  check_written("write the dataset", name);
 }
 
 Shape Group::dataset_shape(const std::string& name) const {
   auto lock = lock_library();
-  if (object_type(id_of(handle_), name) != H5I_DATASET) fail("find the dataset", name);
+  if (type_of(name) != H5I_DATASET) fail("find the dataset", name);
   Handle ds = own(H5Dopen2(id_of(handle_), name.c_str(), H5P_DEFAULT), close_dataset);
   if (!ds.valid()) fail("open the dataset", name);
   Handle space = own(H5Dget_space(id_of(ds)), close_space);
@@ -458,7 +542,7 @@ Shape Group::dataset_shape(const std::string& name) const {
 
 Tensor Group::read_dataset(const std::string& name, DType dtype) const {
   auto lock = lock_library();
-  if (object_type(id_of(handle_), name) != H5I_DATASET) fail("find the dataset", name);
+  if (type_of(name) != H5I_DATASET) fail("find the dataset", name);
   Handle ds = own(H5Dopen2(id_of(handle_), name.c_str(), H5P_DEFAULT), close_dataset);
   if (!ds.valid()) fail("open the dataset", name);
   Handle type = own(H5Dget_type(id_of(ds)), close_type);
@@ -472,6 +556,21 @@ Tensor Group::read_dataset(const std::string& name, DType dtype) const {
   if (H5Sget_simple_extent_type(id_of(space)) == H5S_NULL) {
     throw ValueError("Loading: dataset " + where(name) + " is empty (no dataspace)");
   }
+  const hssize_t count = H5Sget_simple_extent_npoints(id_of(space));
+  if (count < 0) fail("read the shape of the dataset", name);
+  const size_t item_size = H5Tget_size(id_of(type));
+  check_claimed_size("dataset", name, size_t(count), item_size);
+  // Contiguous data (what Keras and Strata write) is stored as one block of exactly that size;
+  // another size means the shape or the layout was damaged.
+  Handle dcpl = own(H5Dget_create_plist(id_of(ds)), close_plist);
+  if (dcpl.valid() && H5Pget_layout(id_of(dcpl)) == H5D_CONTIGUOUS && count > 0 &&
+      H5Dget_storage_size(id_of(ds)) != hsize_t(count) * item_size) {
+    throw ValueError("Loading: dataset " + where(name) + " has shape " +
+                     shape_of_space(id_of(space)).to_string() + " of " +
+                     std::to_string(item_size) + "-byte items, but stores " +
+                     std::to_string(H5Dget_storage_size(id_of(ds))) +
+                     " bytes: the file is damaged, not a valid HDF5/Keras file");
+  }
   const DType stored = stored_dtype(dtype);
   Tensor out = Tensor::empty(shape_of_space(id_of(space)), stored);
   if (out.numel() > 0 && H5Dread(id_of(ds), memory_type(stored), H5S_ALL, H5S_ALL, H5P_DEFAULT,
@@ -483,23 +582,52 @@ Tensor Group::read_dataset(const std::string& name, DType dtype) const {
 
 // ---- File ----
 
+namespace {
+
+std::shared_ptr<FileContext> make_context(const std::string& path, bool writable) {
+  auto context = std::make_shared<FileContext>();
+  context->path = path;
+  context->writable = writable;
+  return context;
+}
+
+}  // namespace
+
 File::File(Handle handle, std::shared_ptr<FileContext> context)
-    : handle_(std::move(handle)), context_(std::move(context)) {}
+    : context_(std::move(context)), handle_(std::move(handle)) {}
+
+namespace {
+
+// What every file Strata creates shares. STRONG: closing the file closes anything still open in
+// it, so close() really releases the file before it is fsync'ed and renamed. HDF5's 1.8 format
+// (readable by every HDF5 since 2008, h5py and Keras included) rather than the original one:
+// its metadata carries checksums HDF5 verifies, and an attribute of any size fits (a large
+// model_config goes to dense attribute storage; the original format limits it to 64 KB).
+bool set_creation_access(hid_t fapl) {
+  return H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) >= 0 &&
+         H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V18) >= 0;
+}
+
+}  // namespace
 
 File File::create(const std::string& path) {
   auto lock = lock_library();
-  // STRONG: closing the file closes anything still open in it, so close() really releases the
-  // file before it is fsync'ed and renamed.
+  auto context = make_context(path, true);
+  context->save_status = std::make_shared<SaveStatus>();
   Handle fapl = own(H5Pcreate(H5P_FILE_ACCESS), close_plist);
-  if (fapl.valid()) H5Pset_fclose_degree(id_of(fapl), H5F_CLOSE_STRONG);
-  Handle f = own(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT,
-                           fapl.valid() ? id_of(fapl) : H5P_DEFAULT),
-                 close_file);
+  Handle fcpl = own(H5Pcreate(H5P_FILE_CREATE), close_plist);
+  // The user block holds the checksum that close() writes.
+  const bool configured = fapl.valid() && fcpl.valid() && set_creation_access(id_of(fapl)) &&
+                          H5Pset_userblock(id_of(fcpl), kChecksumHeaderSize) >= 0;
+  if (configured) use_save_driver(id_of(fapl), context->save_status.get());
+  Handle f = configured ? own(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, id_of(fcpl), id_of(fapl)),
+                              close_file)
+                        : Handle();
   if (!f.valid()) {
     throw IOError("Saving: cannot create the HDF5 file '" + path + "'" + hdf5_detail() +
                   "; check that its directory exists and is writable");
   }
-  return File(std::move(f), std::make_shared<FileContext>(FileContext{path, true}));
+  return File(std::move(f), std::move(context));
 }
 
 File File::open(const std::string& path) {
@@ -513,6 +641,8 @@ File File::open(const std::string& path) {
   if (S_ISDIR(st.st_mode)) {
     throw IOError("Loading: '" + path + "' is a directory, expected an HDF5 (.h5) file");
   }
+  // Before HDF5 reads a byte: libhdf5 is not robust against damaged metadata.
+  verify_checksum(path);
   auto lock = lock_library();
   Handle f = own(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), close_file);
   if (!f.valid()) {
@@ -524,13 +654,18 @@ File File::open(const std::string& path) {
                      ": it is truncated, corrupt, or in another format; load a file written by "
                      "save_weights()/save() or by Keras");
   }
-  return File(std::move(f), std::make_shared<FileContext>(FileContext{path, false}));
+  auto context = make_context(path, false);
+  context->size = uint64_t(st.st_size);
+  return File(std::move(f), std::move(context));
 }
 
 namespace {
 
 // The core driver keeps the whole file in memory; without a backing store nothing touches the
 // disk, so `name` only labels the file (and messages).
+// Files in memory keep HDF5's original format: their image is taken while the file is open
+// (image()), and such an image of a 1.8-format file fails HDF5's metadata checksums when read
+// back. The zip archive they travel in has its own CRC.
 Handle core_access_list() {
   Handle fapl = own(H5Pcreate(H5P_FILE_ACCESS), close_plist);
   if (!fapl.valid() || H5Pset_fapl_core(id_of(fapl), 1 << 20, /*backing_store=*/0) < 0) {
@@ -561,7 +696,7 @@ File File::create_in_memory(const std::string& name) {
     throw IOError("Saving: cannot create the in-memory HDF5 file for '" + name + "'" +
                   hdf5_detail());
   }
-  return File(std::move(f), std::make_shared<FileContext>(FileContext{name, true}));
+  return File(std::move(f), make_context(name, true));
 }
 
 File File::open_image(const std::string& bytes, const std::string& name) {
@@ -576,7 +711,9 @@ File File::open_image(const std::string& bytes, const std::string& name) {
     throw ValueError("Loading: '" + name + "' is not a valid HDF5 file" + hdf5_detail() +
                      ": it is truncated or corrupt; save the model again");
   }
-  return File(std::move(f), std::make_shared<FileContext>(FileContext{name, false}));
+  auto context = make_context(name, false);
+  context->size = bytes.size();
+  return File(std::move(f), std::move(context));
 }
 
 std::string File::image() const {
@@ -610,12 +747,17 @@ void File::close() {
   const hid_t id = id_of(handle_);
   handle_.release();
   const bool flushed = !context_->writable || H5Fflush(id, H5F_SCOPE_LOCAL) >= 0;
+  // Closing cannot fail on a write error: the save driver kept HDF5 from seeing it.
   const bool closed = H5Fclose(id) >= 0;
   handle_ = Handle();
-  if (!flushed || !closed) {
-    throw IOError("Saving: cannot finish writing '" + path() + "'" + hdf5_detail() +
-                  "; check that the disk has space");
+  const std::string detail = hdf5_detail();
+  const int err = context_->save_status != nullptr ? context_->save_status->error : 0;
+  if (!flushed || !closed || err != 0) {
+    throw IOError("Saving: cannot finish writing '" + path() + "'" +
+                  (err != 0 ? std::string(": ") + std::strerror(err) : detail) +
+                  "; check that the disk has space and the directory is writable");
   }
+  if (context_->save_status != nullptr) write_checksum(path());  // a file on disk
 }
 
 }  // namespace strata::saving::hdf5

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "framework/core/tensor.h"
+#include "framework/saving/hdf5_save_driver.h"
 
 namespace strata::saving::hdf5 {
 
@@ -47,15 +48,21 @@ class Handle {
   std::shared_ptr<State> state_;
 };
 
-// What every object of one file shares: its path (for messages) and whether it is being written.
+// What every object of one file shares: its path (for messages), whether it is being written,
+// and for a file saved to disk, where its driver reports a failed write (hdf5_save_driver.h).
 struct FileContext {
   std::string path;
   bool writable = false;
+  std::shared_ptr<SaveStatus> save_status;
+  // The file's size when it was opened for reading (0: unknown): no attribute or dataset of a
+  // valid file holds more bytes, so a larger claim is damage, refused before allocating it.
+  uint64_t size = 0;
 };
 
 // How a list of strings is stored as an attribute (both are h5py's): variable-length strings
 // (h5py 3 for a Python list of str/bytes) or a fixed-length, NUL-padded array (numpy 'S' arrays,
-// which Keras' chunked attributes always are).
+// which Keras' chunked attributes always are). Strata writes fixed-length only (see
+// write_string); variable-length is there for tests that build files as h5py 3 does.
 enum class StringStorage { kVariableLength, kFixedLength };
 
 class Group {
@@ -68,6 +75,8 @@ class Group {
   const std::string& file_path() const { return file_->path; }
 
   // ---- children (names may be paths "a/b/c", relative to this group) ----
+  // Only hard links are followed: a soft or external link on the way (which could lead into
+  // another file) is a ValueError naming the link, its target and the file.
   bool has_group(const std::string& name) const;
   bool has_dataset(const std::string& name) const;
   // Opens an existing group (ValueError naming the file and the path when absent).
@@ -86,8 +95,11 @@ class Group {
   // A list of strings in any of those encodings. An empty numeric array (what h5py writes for an
   // empty Python list: float64 of shape (0,)) and an empty dataspace read as an empty list.
   std::vector<std::string> read_string_list(const std::string& name) const;
-  // A variable-length string scalar (UTF-8 when it has non-ASCII bytes, ASCII otherwise); no size
-  // limit, as the data lives in the file's heap rather than the object header.
+  // A fixed-length, NUL-padded string scalar (numpy's bytes_; UTF-8 when it has non-ASCII bytes,
+  // ASCII otherwise). Never variable-length: those live in HDF5's global heap, whose reading
+  // libhdf5 1.10 does not check (a damaged file crashed it in H5HG_read). No size limit in
+  // files made by File::create (a large attribute goes to HDF5's dense storage); in-memory
+  // files keep HDF5's original format, where an attribute must stay under 64 KB.
   void write_string(const std::string& name, const std::string& value);
   // A one-dimensional string array. `values` must not be empty (see write_empty_list).
   // Fixed-length items are `itemsize` bytes (0: the longest value, at least 1).
@@ -107,6 +119,17 @@ class Group {
 
  private:
   std::string where(const std::string& name) const;  // "'<file>' at /group/name"
+  // The type of the object at `name` (H5I_BADID: none); ValueError for a link not followed.
+  int type_of(const std::string& name) const;
+  // The errno of a failed write to this (saved) file, 0 when none.
+  int write_error() const;
+  // ValueError when an attribute or dataset of a file being read claims more bytes (`count`
+  // items of `item_size`) than the whole file has: damage, refused before allocating for it.
+  void check_claimed_size(const char* kind, const std::string& name, size_t count,
+                          size_t item_size) const;
+  // Throws the IOError of fail() when a write to this file has failed.
+  void check_written(const std::string& what, const std::string& name) const;
+  // Reading: ValueError saying the file is not valid; writing: IOError with the OS error.
   [[noreturn]] void fail(const std::string& what, const std::string& name) const;
 
   Handle handle_;
@@ -117,9 +140,14 @@ class Group {
 class File {
  public:
   // A new, empty file at `path` (truncated if it exists). IOError when it cannot be created.
+  // It is written in HDF5's 1.8 format (checksummed metadata, attributes of any size), through
+  // the save driver (a failed write is an IOError from the call that finds it, or from close(),
+  // and never leaves HDF5 unable to close the file), and starts with the user block that
+  // close() fills with the checksum (file_checksum.h).
   static File create(const std::string& path);
   // An existing file, read-only. IOError when it is missing or unreadable; ValueError when it is
-  // not a valid HDF5 file (wrong signature, truncated, corrupt).
+  // not a valid HDF5 file (wrong signature, truncated, corrupt, checksum mismatch: the checksum
+  // is verified before HDF5 reads the file).
   static File open(const std::string& path);
   // A file held in memory (HDF5's core driver, nothing on disk): the weights file inside a
   // .keras zip archive. `name` stands for it in messages ("m.keras/model.weights.h5").
@@ -131,7 +159,8 @@ class File {
   Group root() const;
   const std::string& path() const { return context_->path; }
   // Flushes and closes the file now (IOError on failure, e.g. a full disk), so that the caller
-  // can fsync it. Every Group of this file must be gone (or unused) by then.
+  // can fsync it, then writes its checksum (files made by create()). Every Group of this file
+  // must be gone (or unused) by then. The file is closed even when this throws.
   void close();
   // The bytes of the whole file as it would be on disk (flushed first): what create_in_memory
   // wrote, to be stored in an archive.
@@ -140,8 +169,10 @@ class File {
  private:
   File(Handle handle, std::shared_ptr<FileContext> context);
 
-  Handle handle_;
+  // The context first: the handle, destroyed before it, may close the file, whose driver still
+  // reports to the context's save status then.
   std::shared_ptr<FileContext> context_;
+  Handle handle_;
 };
 
 }  // namespace strata::saving::hdf5

@@ -104,8 +104,17 @@ struct KerasArchive::Source {
     if (zip) return zip->names();
     std::vector<std::string> out;
     std::error_code ec;
-    for (const auto& e : fs::recursive_directory_iterator(path, ec)) {
-      if (e.is_regular_file()) out.push_back(fs::relative(e.path(), path).generic_string());
+    // error_code overloads throughout: a filesystem_error must not escape as a non-strata error.
+    fs::recursive_directory_iterator it(path, ec);
+    for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      std::error_code entry_ec;
+      if (!it->is_regular_file(entry_ec)) continue;
+      const fs::path relative = fs::relative(it->path(), path, entry_ec);
+      if (!entry_ec) out.push_back(relative.generic_string());
+    }
+    if (ec) {
+      throw IOError("Loading: cannot list the Keras model directory '" + path + "': " +
+                    ec.message());
     }
     std::sort(out.begin(), out.end());
     return out;

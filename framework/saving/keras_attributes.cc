@@ -29,7 +29,7 @@ void write_string_list_attribute(hdf5::Group& group, const std::string& name,
   size_t chunks = 1;
   while (((n + chunks - 1) / chunks) * itemsize > kHdf5ObjectHeaderLimit) ++chunks;
   if (chunks == 1) {
-    group.write_string_list(name, values, hdf5::StringStorage::kVariableLength);
+    group.write_string_list(name, values, hdf5::StringStorage::kFixedLength, itemsize);
     return;
   }
   size_t start = 0;

@@ -4,7 +4,8 @@
 // HDF5's original file format keeps attributes in a 64 KB object header, so Keras splits a list
 // whose fixed-length form (numpy 'S' array: count x longest item) exceeds 64512 bytes into
 // "<name>0", "<name>1", ... as numpy.array_split would, each a fixed-length NUL-padded array. An
-// unsplit list is written as h5py 3 writes a Python list of bytes: variable-length strings; an
+// unsplit list is one such array too (as Keras wrote it with h5py 2; h5py 3 turns Keras' Python
+// list into variable-length strings, which Strata reads but never writes: hdf5_file.h); an
 // empty list as h5py writes [] (float64, shape (0,)).
 #pragma once
 

@@ -15,7 +15,8 @@ constexpr const char* kStateAttribute = "training_state";
 }
 
 void write_training_checkpoint(const Model& model, const std::string& path,
-                               const std::string& state_json) {
+                               const std::string& state_json,
+                               const std::function<void()>& before_replace) {
   write_file_atomically(path, [&](const std::string& temp) {
     hdf5::File file = hdf5::File::create(temp);
     {
@@ -30,22 +31,38 @@ void write_training_checkpoint(const Model& model, const std::string& path,
       }
     }
     file.close();
-  });
+  }, before_replace);
 }
 
 std::string read_training_checkpoint(Model& model, const std::string& path) {
   const hdf5::File file = hdf5::File::open(path);
   const hdf5::Group root = file.root();
-  if (!root.has_attribute(kStateAttribute) || !root.has_group("model_weights")) {
-    throw ValueError("Loading: '" + path + "' is not a training checkpoint (it lacks the '" +
-                     kStateAttribute + "' attribute or the 'model_weights' group); it was not "
-                     "written by BackupAndRestore");
+  // The state first, each part with its own message: a damaged attribute must not read as a
+  // missing group.
+  if (!root.has_attribute(kStateAttribute)) {
+    std::string found;
+    for (const std::string& a : root.attribute_names()) found += (found.empty() ? "'" : ", '") + a + "'";
+    throw ValueError("Loading: '" + path + "' is not a training checkpoint: it lacks the '" +
+                     kStateAttribute + "' attribute (its root has " +
+                     (found.empty() ? std::string("no attributes") : "the attributes " + found) +
+                     "); it was not written by BackupAndRestore, or it is damaged");
+  }
+  std::string state;
+  try {
+    state = root.read_string(kStateAttribute);
+  } catch (const Error& e) {
+    throw ValueError("Loading: cannot read the '" + std::string(kStateAttribute) +
+                     "' attribute of the training checkpoint '" + path + "': " + e.what());
+  }
+  if (!root.has_group("model_weights")) {
+    throw ValueError("Loading: the training checkpoint '" + path + "' lacks the 'model_weights' "
+                     "group; it was not written by BackupAndRestore, or it is damaged");
   }
   read_keras2_weights(root.open_group("model_weights"), model, WeightLoadOptions{});
   if (model.compiled() && root.has_group("optimizer_weights")) {
     read_optimizer_weights(root, *model.optimizer(), model.trainable_variables(), /*strict=*/true);
   }
-  return root.read_string(kStateAttribute);
+  return state;
 }
 
 }  // namespace strata::saving

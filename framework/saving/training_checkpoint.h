@@ -6,6 +6,7 @@
 //   root attribute "training_state": the caller's JSON string
 #pragma once
 
+#include <functional>
 #include <string>
 
 namespace strata {
@@ -15,11 +16,14 @@ class Model;
 namespace strata::saving {
 
 // Writes `model`'s weights, its optimizer's variables (when compiled; slots are created first
-// if missing) and `state_json` to `path`, atomically.
+// if missing) and `state_json` to `path`, atomically; `before_replace` runs just before the new
+// file replaces `path` (write_file_atomically's before_rename).
 void write_training_checkpoint(const Model& model, const std::string& path,
-                               const std::string& state_json);
+                               const std::string& state_json,
+                               const std::function<void()>& before_replace = {});
 // Restores weights and optimizer variables from `path` (same model architecture) and returns
-// the stored state JSON. Errors name the file, layer, weight and shapes.
+// the stored state JSON. Errors name the file, layer, weight and shapes, or the damaged
+// attribute or group.
 std::string read_training_checkpoint(Model& model, const std::string& path);
 
 }  // namespace strata::saving

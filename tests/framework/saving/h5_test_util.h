@@ -7,10 +7,13 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include "framework/saving/file_checksum.h"
 
 namespace strata::testing::h5 {
 
@@ -45,6 +48,22 @@ inline void quiet() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
 inline hid_t open_file(const std::string& path) {
   quiet();
   return H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+}
+// Opens a file Strata wrote for editing with the C API. Its checksum header, which the edit
+// would contradict, is zeroed first: the file then reads as one without a checksum (the HDF5
+// user block stays, empty).
+inline hid_t open_for_editing(const std::string& path) {
+  quiet();
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  std::string head(saving::kChecksumHeaderSize, '\0');
+  f.read(head.data(), std::streamsize(head.size()));
+  if (f && saving::has_checksum_header(head)) {
+    f.seekp(0);
+    f.write(std::string(saving::kChecksumHeaderSize, '\0').data(),
+            std::streamsize(saving::kChecksumHeaderSize));
+  }
+  f.close();
+  return H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
 }
 inline hid_t create_file(const std::string& path) {
   quiet();

@@ -129,7 +129,7 @@ TEST(SavingFormatErrors, UnknownLayerClassNamesTheFile) {
   const std::string h5_path = (dir / "lambda.h5").string();
   model->save(h5_path);
   {
-    h5::Id f(H5Fopen(h5_path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
+    h5::Id f(h5::open_for_editing(h5_path));
     ASSERT_GE(H5Adelete(f, "model_config"), 0);
     std::string json = model->to_json();
     json.replace(json.find("\"Dense\""), 7, "\"Lambda\"");

@@ -37,12 +37,19 @@ std::vector<hsize_t> dims_of(const Shape& s) { return {s.begin(), s.end()}; }
 
 // Checks the Keras 2 weights layout below `group` (a file root or /model_weights).
 void expect_keras2_weights_layout(hid_t group, const Model& model) {
-  // layer_names: every layer in model order, weightless Dropout included; vlen ASCII strings.
+  // layer_names: every layer in model order, weightless Dropout included; a fixed-length,
+  // NUL-padded ASCII array (numpy 'S'), never variable-length strings (hdf5_file.h).
   std::vector<std::string> names;
-  for (const auto& l : model.layers()) names.push_back(l->name());
+  size_t longest = 0;
+  for (const auto& l : model.layers()) {
+    names.push_back(l->name());
+    longest = std::max(longest, l->name().size());
+  }
   const h5::AttrInfo info = h5::attr_info(group, "layer_names");
   EXPECT_EQ(info.type_class, H5T_STRING);
-  EXPECT_TRUE(info.variable_length);
+  EXPECT_FALSE(info.variable_length);
+  EXPECT_EQ(info.pad, H5T_STR_NULLPAD);
+  EXPECT_EQ(info.size, longest);
   EXPECT_EQ(info.cset, H5T_CSET_ASCII);
   EXPECT_EQ(info.dims, std::vector<hsize_t>{names.size()});
   EXPECT_EQ(h5::read_strings(group, "layer_names"), names);
@@ -111,12 +118,15 @@ TEST(SavingLayout, FullModelFile) {
 
   h5::Id f(h5::open_file(path));
   ASSERT_TRUE(f.ok());
+  // Fixed-length byte-string scalars (numpy.bytes_), as Keras wrote them with h5py 2.
   for (const char* attr : {"keras_version", "backend", "model_config", "training_config"}) {
     const h5::AttrInfo info = h5::attr_info(f, attr);
     EXPECT_EQ(info.type_class, H5T_STRING) << attr;
-    EXPECT_TRUE(info.variable_length) << attr;
+    EXPECT_FALSE(info.variable_length) << attr;
+    EXPECT_EQ(info.pad, H5T_STR_NULLPAD) << attr;
     EXPECT_TRUE(info.scalar) << attr;
   }
+  EXPECT_EQ(h5::attr_info(f, "backend").size, std::string("tensorflow").size());
   const Json config = Json::parse(h5::read_strings(f, "model_config")[0]);
   EXPECT_EQ(config.at("class_name").as_string(), "Sequential");
   EXPECT_EQ(config.at("config").at("name").as_string(), model->name());

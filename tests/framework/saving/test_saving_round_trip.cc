@@ -204,7 +204,7 @@ TEST(LoadModel, MismatchedOptimizerStateWarnsAndStartsFresh) {
   const std::string path = (h5::temp_dir("badopt") / "m.h5").string();
   model->save(path);
   {
-    h5::Id f(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
+    h5::Id f(h5::open_for_editing(path));
     h5::Id g(H5Gopen2(f, "optimizer_weights", H5P_DEFAULT));
     std::vector<std::string> names = h5::read_strings(g, "weight_names");
     names.pop_back();
