@@ -1,4 +1,9 @@
-// decode_image / write_png round trips and resize_bilinear against tf.image.resize's values.
+// decode_image / write_png round trips, hostile images (decompression bombs, truncated files),
+// and resize_bilinear against tf.image.resize's values.
+#include <zlib.h>
+
+#include <string_view>
+
 #include "datasets/image_io.h"
 #include "framework/core/error.h"
 #include "datasets/temp_dir.h"
@@ -47,6 +52,94 @@ TEST(ImageIo, DecodeErrors) {
   testing::write_bytes(junk, {'n', 'o', 't', ' ', 'p', 'n', 'g'});
   expect_error<ValueError>([&] { data::decode_image(junk); }, {"decode_image", junk, "cannot decode"});
   expect_error<ValueError>([&] { data::decode_image(junk, 2); }, {"channels must be 0, 1, 3 or 4"});
+}
+
+void put_be32(std::vector<unsigned char>& out, uint32_t v) {
+  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<unsigned char>(v >> shift));
+}
+
+// A PNG that is only its signature, an IHDR chunk declaring width x height RGB pixels, and an
+// empty IEND: all a decompression bomb needs to announce gigabytes.
+std::vector<unsigned char> png_header(uint32_t width, uint32_t height) {
+  std::vector<unsigned char> png = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+  std::vector<unsigned char> ihdr = {'I', 'H', 'D', 'R'};
+  put_be32(ihdr, width);
+  put_be32(ihdr, height);
+  ihdr.insert(ihdr.end(), {8, 2, 0, 0, 0});  // 8 bits, RGB, deflate, no filter, no interlace
+  put_be32(png, 13);
+  png.insert(png.end(), ihdr.begin(), ihdr.end());
+  put_be32(png, uint32_t(crc32(0, ihdr.data(), unsigned(ihdr.size()))));
+  const unsigned char iend[] = {'I', 'E', 'N', 'D'};
+  put_be32(png, 0);
+  png.insert(png.end(), iend, iend + 4);
+  put_be32(png, uint32_t(crc32(0, iend, 4)));
+  return png;
+}
+
+// Restores the process-wide pixel limit when a test ends.
+struct PixelLimitGuard {
+  ~PixelLimitGuard() { data::set_max_image_pixels(data::kDefaultMaxImagePixels); }
+};
+
+TEST(ImageIo, OversizedImageIsRefusedBeforeDecoding) {
+  TempDir dir;
+  const std::string bomb = dir.file("bomb.png");
+  testing::write_bytes(bomb, png_header(15000, 15000));
+  expect_error<ValueError>([&] { data::decode_image(bomb); },
+                           {"decode_image", bomb, "15000x15000 = 225000000 pixels",
+                            "over the limit of 89478485 pixels", "decompression bombs",
+                            "max_image_pixels", "set_max_image_pixels"});
+  // From memory too, with the caller's own limit.
+  const std::vector<unsigned char> bytes = png_header(300, 200);
+  const std::string_view view(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  expect_error<ValueError>([&] { data::decode_image_from_memory(view, 3, 1000, "header.png"); },
+                           {"header.png", "300x200 = 60000 pixels", "limit of 1000 pixels"});
+}
+
+TEST(ImageIo, PixelLimitIsConfigurable) {
+  PixelLimitGuard restore;
+  TempDir dir;
+  const std::string path = dir.file("img.png");
+  data::write_png(path, pattern(5, 7, 3));  // 35 pixels
+  EXPECT_EQ(data::max_image_pixels(), data::kDefaultMaxImagePixels);
+  EXPECT_EQ(data::decode_image(path, 0, 35).shape(), (Shape{5, 7, 3}));  // the limit is inclusive
+  expect_error<ValueError>([&] { data::decode_image(path, 0, 34); }, {"over the limit of 34"});
+  data::set_max_image_pixels(20);
+  expect_error<ValueError>([&] { data::decode_image(path); }, {"over the limit of 20"});
+  EXPECT_EQ(data::decode_image(path, 0, 0).shape(), (Shape{5, 7, 3}));  // 0: no limit
+  data::set_max_image_pixels(0);
+  EXPECT_EQ(data::decode_image(path).shape(), (Shape{5, 7, 3}));
+  expect_error<ValueError>([] { data::set_max_image_pixels(-1); }, {"must be >= 0", "-1"});
+}
+
+// A PNG cut short used to be reported with an empty reason, "()", or a fragment of a chunk
+// name ("I", "ID"): stb's reason for an unknown chunk is the chunk's name.
+TEST(ImageIo, TruncatedPngNamesAReason) {
+  TempDir dir;
+  const std::string path = dir.file("cut.png");
+  data::write_png(path, pattern(32, 32, 3));
+  const std::vector<unsigned char> full = testing::read_bytes(path);
+  int failures = 0;
+  for (size_t n = 0; n + 12 < full.size(); ++n) {  // the last 12 bytes are IEND, which stb skips
+    SCOPED_TRACE(n);
+    testing::write_bytes(path, {full.begin(), full.begin() + long(n)});
+    try {
+      data::decode_image(path);
+      ADD_FAILURE() << "a PNG cut to " << n << " bytes decoded";
+    } catch (const ValueError& e) {
+      ++failures;
+      const std::string what = e.what();
+      const size_t open = what.find("cannot decode as an image (");
+      ASSERT_NE(open, std::string::npos) << what;
+      const size_t start = open + std::string("cannot decode as an image (").size();
+      const std::string reason = what.substr(start, what.find(')', start) - start);
+      EXPECT_GE(reason.size(), 8u) << what;  // a phrase, not "" or "ID"
+    }
+  }
+  EXPECT_GT(failures, 0);
+  // Header only, no pixel data at all.
+  testing::write_bytes(path, png_header(4, 4));
+  expect_error<ValueError>([&] { data::decode_image(path); }, {path, "cannot decode"});
 }
 
 TEST(ImageIo, ResizeBilinearUpsamplesLikeTensorFlow) {
