@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -54,10 +55,13 @@ Tensor decode(std::string_view bytes, int channels, std::optional<int64_t> max_p
     throw ValueError(where + ": cannot decode as an image (" + failure_reason() +
                      "); expected PNG, JPEG, BMP or GIF");
   }
-  const int64_t pixels = int64_t(w) * int64_t(h);
+  // stb's BMP header reader reports a top-down image's height as negative (it takes the
+  // absolute value only when decoding): the limit must see the size that will be decoded.
+  const int64_t pixels = std::llabs(int64_t(w)) * std::llabs(int64_t(h));
   const int64_t limit = max_pixels ? *max_pixels : max_image_pixels();
   if (limit > 0 && pixels > limit) {
-    throw ValueError(where + ": the image is " + std::to_string(w) + "x" + std::to_string(h) +
+    throw ValueError(where + ": the image is " + std::to_string(std::llabs(int64_t(w))) + "x" +
+                     std::to_string(std::llabs(int64_t(h))) +
                      " = " + std::to_string(pixels) + " pixels, over the limit of " +
                      std::to_string(limit) + " pixels that guards against decompression bombs "
                      "(a small file that decodes to gigabytes). If the image is genuine, raise "

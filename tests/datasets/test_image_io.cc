@@ -76,6 +76,28 @@ std::vector<unsigned char> png_header(uint32_t width, uint32_t height) {
   return png;
 }
 
+// A 24-bit BMP header (no pixel data) of width x height; a negative height is a top-down image.
+std::vector<unsigned char> bmp_header(int32_t width, int32_t height) {
+  std::vector<unsigned char> bmp = {'B', 'M'};
+  auto le32 = [&bmp](uint32_t v) {
+    for (int shift = 0; shift < 32; shift += 8) bmp.push_back(static_cast<unsigned char>(v >> shift));
+  };
+  auto le16 = [&bmp](uint32_t v) {
+    bmp.push_back(static_cast<unsigned char>(v));
+    bmp.push_back(static_cast<unsigned char>(v >> 8));
+  };
+  le32(54);  // file size (not checked)
+  le32(0);   // reserved
+  le32(54);  // pixel data offset
+  le32(40);  // BITMAPINFOHEADER
+  le32(uint32_t(width));
+  le32(uint32_t(height));
+  le16(1);   // planes
+  le16(24);  // bits per pixel
+  for (int i = 0; i < 6; ++i) le32(0);  // no compression, sizes, resolution, palette
+  return bmp;
+}
+
 // Restores the process-wide pixel limit when a test ends.
 struct PixelLimitGuard {
   ~PixelLimitGuard() { data::set_max_image_pixels(data::kDefaultMaxImagePixels); }
@@ -89,6 +111,16 @@ TEST(ImageIo, OversizedImageIsRefusedBeforeDecoding) {
                            {"decode_image", bomb, "15000x15000 = 225000000 pixels",
                             "over the limit of 89478485 pixels", "decompression bombs",
                             "max_image_pixels", "set_max_image_pixels"});
+  // A top-down BMP, whose height stb reports as negative until it decodes (found by
+  // tests/fuzz/fuzz_image: the limit let 213 x -327675 through and it decoded 70M pixels).
+  const std::vector<unsigned char> top_down = bmp_header(213, -327675);
+  expect_error<ValueError>(
+      [&] {
+        data::decode_image_from_memory(
+            std::string_view(reinterpret_cast<const char*>(top_down.data()), top_down.size()), 3,
+            1 << 18, "top_down.bmp");
+      },
+      {"top_down.bmp", "213x327675 = 69794775 pixels", "limit of 262144 pixels"});
   // From memory too, with the caller's own limit.
   const std::vector<unsigned char> bytes = png_header(300, 200);
   const std::string_view view(reinterpret_cast<const char*>(bytes.data()), bytes.size());
