@@ -6,6 +6,7 @@
 
 #include "datasets/image_io.h"
 #include "framework/core/error.h"
+#include "datasets/memory_limit.h"
 #include "datasets/temp_dir.h"
 #include "support/test_helpers.h"
 
@@ -172,6 +173,37 @@ TEST(ImageIo, TruncatedPngNamesAReason) {
   // Header only, no pixel data at all.
   testing::write_bytes(path, png_header(4, 4));
   expect_error<ValueError>([&] { data::decode_image(path); }, {path, "cannot decode"});
+}
+
+// Found by tests/fuzz/fuzz_image: stb allocated an IDAT chunk's declared length (2 GiB here)
+// before checking the file held it. Under a memory limit that was a ResourceExhaustedError for
+// a 60-byte file; now it is the corrupt file it is, and nothing large is allocated.
+TEST(ImageIo, PngChunkLongerThanTheFileIsCorruptWithoutAllocatingIt) {
+  std::vector<unsigned char> png = png_header(4, 4);
+  png.resize(png.size() - 12);  // drop IEND
+  put_be32(png, 0x7ffffff0);    // an IDAT that claims 2 GiB
+  png.insert(png.end(), {'I', 'D', 'A', 'T', 0x78, 0x9c, 0, 0});
+  const std::string bytes(png.begin(), png.end());
+  testing::expect_error_under_memory_limit<ValueError>(
+      [&] { data::decode_image_from_memory(bytes, 3, std::nullopt, "long_chunk.png"); },
+      uint64_t(512) << 20, {"long_chunk.png", "cannot decode", "Corrupt PNG"});
+}
+
+// Found by tests/fuzz/fuzz_image: a JPEG Huffman table whose 16 counts add up to more than 256
+// symbols made stb_image 2.27 write past its 257-entry tables (caught by the sanitizer build).
+TEST(ImageIo, JpegHuffmanTableOverflowIsCorrupt) {
+  std::vector<unsigned char> jpg = {0xff, 0xd8, 0xff, 0xc4};
+  const size_t symbols = 16 * 255;
+  const size_t length = 2 + 17 + symbols;
+  jpg.push_back(static_cast<unsigned char>(length >> 8));
+  jpg.push_back(static_cast<unsigned char>(length & 255));
+  jpg.push_back(0x00);  // a DC table, number 0
+  jpg.insert(jpg.end(), 16, 0xff);
+  jpg.insert(jpg.end(), symbols, 0x01);
+  const std::string bytes(jpg.begin(), jpg.end());
+  expect_error<ValueError>(
+      [&] { data::decode_image_from_memory(bytes, 3, std::nullopt, "huffman.jpg"); },
+      {"huffman.jpg", "cannot decode"});
 }
 
 TEST(ImageIo, ResizeBilinearUpsamplesLikeTensorFlow) {

@@ -32,6 +32,14 @@ _strata_stb_fix("JPEG Huffman table size"
   "               n += sizes[i];\n            }\n            L -= 17;"
   "               n += sizes[i];\n            }\n            if(n > 256) return stbi__err(\"bad DHT header\",\"Corrupt JPEG\"); // Loop over i < n would write past end of values!\n            L -= 17;")
 
+# PNG: an IDAT chunk's declared length (up to 2 GiB) was allocated before stb checked that the
+# data was there, so a 100-byte file made it allocate 2 GiB. Strata always decodes from memory
+# (decode_image reads the file first), where the bytes left are known: a chunk longer than
+# them is corrupt. (Not upstream's: 2.28 only caps a chunk at 1 GiB.)
+_strata_stb_fix("PNG IDAT length checked before allocating"
+  "            if ((int)(ioff + c.length) < (int)ioff) return 0;\n            if (ioff + c.length > idata_limit) {"
+  "            if ((int)(ioff + c.length) < (int)ioff) return 0;\n            if (!s->io.read && c.length > (stbi__uint32)(s->img_buffer_end - s->img_buffer)) return stbi__err(\"outofdata\",\"Corrupt PNG\");\n            if (ioff + c.length > idata_limit) {")
+
 set(STB_IMAGE_PATCHED_DIR ${PROJECT_BINARY_DIR}/patched)
 file(WRITE ${STB_IMAGE_PATCHED_DIR}/stb/stb_image.h.new "${_stb_text}")
 # Copied only when changed, so a re-configure does not recompile the decoder.
