@@ -4,6 +4,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <fstream>
@@ -115,7 +116,9 @@ Tensor read_idx(const std::string& path) {
   GzFile file;
   file.f = gzopen(path.c_str(), "rb");
   if (!file.f) throw IOError(where + ": cannot open: " + std::strerror(errno));
-  gzbuffer(file.f, 1 << 20);
+  // 1 MiB reads for MNIST's tens of MB; a small file gets a buffer its size (zlib's minimum is
+  // 8 KiB), not 2 MiB of buffers allocated for a few hundred bytes.
+  gzbuffer(file.f, unsigned(std::clamp<uint64_t>(file_size, 8192, 1 << 20)));
   const std::string kind = gzip ? " (gzip)" : "";
 
   unsigned char magic[4];
