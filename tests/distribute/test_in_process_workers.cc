@@ -145,5 +145,33 @@ TEST(InProcessWorkers, OnlyTheChiefWritesCheckpointsSummariesAndLogs) {
   EXPECT_EQ(lines, 1 + 3);  // header + epochs
 }
 
+TEST(InProcessWorkers, BackupAndRestoreResumesEveryWorkerAtTheChiefsStep) {
+  const ClassifierData d = classifier_data(32);
+  TempDir dir;
+  const std::string backup_dir = (dir.path() / "backup").string();
+  auto workers = in_process_workers(2);
+  std::vector<std::shared_ptr<Sequential>> models(2);
+  for (int w = 0; w < 2; ++w) {
+    auto scope = workers[size_t(w)]->scope();
+    models[size_t(w)] = small_classifier("sgd");
+  }
+  const auto fit = [&](int w, int epochs) {
+    auto backup = std::make_shared<BackupAndRestore>(
+        backup_dir, BackupAndRestoreOptions().delete_checkpoint(false));
+    return models[size_t(w)]->fit(
+        d.x, d.y,
+        FitOptions().epochs(epochs).batch_size(8).shuffle(false).verbose(0).callbacks({backup}));
+  };
+  on_every_worker(2, [&](int w) { fit(w, 2); });
+  namespace fs = std::filesystem;
+  EXPECT_TRUE(fs::exists(fs::path(backup_dir) / "backup.h5"));
+  EXPECT_FALSE(fs::exists(fs::path(backup_dir) / "workertemp_1"));
+  // A restarted job: both workers restore the chief's backup and train only the third epoch.
+  std::vector<size_t> epochs_trained(2);
+  on_every_worker(2, [&](int w) { epochs_trained[size_t(w)] = fit(w, 3).history.at("loss").size(); });
+  EXPECT_EQ(epochs_trained, (std::vector<size_t>{1, 1}));
+  expect_weights_near(models[0]->get_weights(), models[1]->get_weights(), 0.0, 0.0);
+}
+
 }  // namespace
 }  // namespace strata::testing

@@ -10,13 +10,9 @@
 //
 //   fuzz_flags -dict=tests/fuzz/fuzz_flags.dict -max_len=256 corpus/
 //
-// Build with clang and -fsanitize=fuzzer,address,undefined. Compile this file together with
-// apps/common/flags.cc and apps/resnet_cifar/resnet_cifar_flags.cc (so the parser itself is
-// instrumented and guides the fuzzer), include dirs: the repository root and
-// framework/include; link resnet_model (apps/resnet_cifar/resnet_model.cc), strata::strata and
-// absl::flags_parse, flags_usage, flags_reflection, flags_commandlineflag, flags_marshalling
-// (CMake: target_link_libraries(fuzz_flags PRIVATE resnet_model strata::strata absl::flags_parse
-// ...); linking the prebuilt resnet_cifar_flags and apps_common libraries works too, uninstrumented).
+// Built by tests/fuzz/CMakeLists.txt against resnet_cifar_flags (the sanitizer build compiles
+// every library with -fsanitize=fuzzer-no-link, so the parser is instrumented); its dictionary
+// and max_len come from fuzz_flags.options.
 #include <cstddef>
 #include <cstdint>
 #include <string>
