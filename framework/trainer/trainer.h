@@ -53,6 +53,8 @@ class Trainer {
                       CallbackList& callbacks, int epoch);
   Logs run_evaluation(EpochIterator& it, CallbackList& callbacks, const char* who);
   Tensor run_predict(EpochIterator& it, const PredictOptions& options);
+  // train_on_batch / test_on_batch: one step on a batch of any size, split as evenly as it goes.
+  Logs run_one_batch(const data::Element& batch, bool reset_metrics, bool training);
 
   Model& model_;
 };

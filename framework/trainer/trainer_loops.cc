@@ -337,29 +337,28 @@ distribute::BatchSource just(const data::Element& batch) {
 }  // namespace
 
 Logs Trainer::train_on_batch(const data::Element& batch, bool reset_metrics) {
-  model_.require_compiled("train_on_batch");
-  const auto scope = strategy_scope(model_);
-  build_state(batch, /*training=*/true);
-  if (reset_metrics) model_.reset_metrics();
-  distribute::Strategy& s = strategy();
-  OnModelDevice device(model_);
-  auto input = s.distribute_input(just(batch), {-1, "Model.train_on_batch"});
-  s.run_step([this](const data::Element& b) { model_.train_step(b); return Tensor(); },
-             *input->next());
-  s.join();
-  return model_.metrics_logs();
+  return run_one_batch(batch, reset_metrics, /*training=*/true);
 }
 
 Logs Trainer::test_on_batch(const data::Element& batch, bool reset_metrics) {
-  model_.require_compiled("test_on_batch");
+  return run_one_batch(batch, reset_metrics, /*training=*/false);
+}
+
+Logs Trainer::run_one_batch(const data::Element& batch, bool reset_metrics, bool training) {
+  const char* who = training ? "Model.train_on_batch" : "Model.test_on_batch";
+  model_.require_compiled(training ? "train_on_batch" : "test_on_batch");
   const auto scope = strategy_scope(model_);
-  build_state(batch, /*training=*/false);
+  build_state(batch, training);
   if (reset_metrics) model_.reset_metrics();
   distribute::Strategy& s = strategy();
   OnModelDevice device(model_);
-  auto input = s.distribute_input(just(batch), {-1, "Model.test_on_batch"});
-  s.run_step([this](const data::Element& b) { model_.test_step(b); return Tensor(); },
-             *input->next());
+  auto input = s.distribute_input(just(batch), {-1, who});
+  s.run_step(
+      [this, training](const data::Element& b) {
+        training ? model_.train_step(b) : model_.test_step(b);
+        return Tensor();
+      },
+      *input->next());
   s.join();
   return model_.metrics_logs();
 }
