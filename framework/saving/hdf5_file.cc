@@ -11,6 +11,7 @@
 
 #include "framework/core/error.h"
 #include "framework/saving/file_checksum.h"
+#include "framework/saving/hdf5_vlen_strings.h"
 
 namespace strata::saving::hdf5 {
 
@@ -409,14 +410,18 @@ std::vector<std::string> Group::read_string_list(const std::string& name) const 
   check_claimed_size("attribute", name, n, item_size);
   out.reserve(n);
   if (variable > 0) {
-    Handle mem = vlen_string_type(H5Tget_cset(id_of(type)));
-    std::vector<char*> ptrs(n, nullptr);
-    if (!mem.valid() || H5Aread(id_of(attr), id_of(mem), ptrs.data()) < 0) {
-      fail("read the attribute", name);
+    if (file_->writable) fail("read the variable-length strings of", name);  // never written
+    if (file_->in_memory && file_->image == nullptr) {
+      const hid_t file = H5Iget_file_id(id_of(handle_));
+      const ssize_t size = file < 0 ? -1 : H5Fget_file_image(file, nullptr, 0);
+      auto image = std::make_shared<std::string>(size > 0 ? size_t(size) : 0, '\0');
+      const bool copied = size > 0 && H5Fget_file_image(file, image->data(), image->size()) == size;
+      if (file >= 0) H5Fclose(file);
+      if (!copied) fail("read the file image holding", name);
+      file_->image = std::move(image);
     }
-    for (char* p : ptrs) out.emplace_back(p != nullptr ? p : "");
-    H5Dvlen_reclaim(id_of(mem), id_of(space), H5P_DEFAULT, ptrs.data());
-    return out;
+    const FileBytes bytes{file_->path, file_->image, file_->base_address};
+    return read_variable_length_strings(id_of(attr), n, bytes, where(name));
   }
   const size_t size = item_size;
   Handle mem = own(H5Tcopy(id_of(type)), close_type);
@@ -584,6 +589,14 @@ Tensor Group::read_dataset(const std::string& name, DType dtype) const {
 
 namespace {
 
+// Where the file's HDF5 addresses start: after its user block.
+uint64_t user_block_size(hid_t file) {
+  Handle fcpl = own(H5Fget_create_plist(file), close_plist);
+  hsize_t size = 0;
+  if (fcpl.valid()) H5Pget_userblock(id_of(fcpl), &size);
+  return uint64_t(size);
+}
+
 std::shared_ptr<FileContext> make_context(const std::string& path, bool writable) {
   auto context = std::make_shared<FileContext>();
   context->path = path;
@@ -656,6 +669,7 @@ File File::open(const std::string& path) {
   }
   auto context = make_context(path, false);
   context->size = uint64_t(st.st_size);
+  context->base_address = user_block_size(id_of(f));
   return File(std::move(f), std::move(context));
 }
 
@@ -713,6 +727,8 @@ File File::open_image(const std::string& bytes, const std::string& name) {
   }
   auto context = make_context(name, false);
   context->size = bytes.size();
+  context->in_memory = true;
+  context->base_address = user_block_size(id_of(f));
   return File(std::move(f), std::move(context));
 }
 

@@ -57,12 +57,19 @@ struct FileContext {
   // The file's size when it was opened for reading (0: unknown): no attribute or dataset of a
   // valid file holds more bytes, so a larger claim is damage, refused before allocating it.
   uint64_t size = 0;
+  // Variable-length strings are read from the file's bytes (hdf5_vlen_strings.h): those of a
+  // file in memory are copied here when first needed; HDF5's addresses start after the user
+  // block.
+  bool in_memory = false;
+  mutable std::shared_ptr<const std::string> image;
+  uint64_t base_address = 0;
 };
 
 // How a list of strings is stored as an attribute (both are h5py's): variable-length strings
 // (h5py 3 for a Python list of str/bytes) or a fixed-length, NUL-padded array (numpy 'S' arrays,
 // which Keras' chunked attributes always are). Strata writes fixed-length only (see
-// write_string); variable-length is there for tests that build files as h5py 3 does.
+// write_string); variable-length is there for tests that build files as h5py 3 does, and is
+// read without libhdf5's global-heap reader (hdf5_vlen_strings.h).
 enum class StringStorage { kVariableLength, kFixedLength };
 
 class Group {

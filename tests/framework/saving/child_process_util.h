@@ -11,11 +11,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <thread>
 #include <vector>
 
 extern char** environ;
@@ -24,9 +26,10 @@ namespace strata::testing {
 
 // Runs `test` ("Suite.Name") with `env_vars` (NAME=value, ahead of this process's own
 // environment, so they win) added, its output in `log`; returns its wait status (-1 when it
-// could not be started).
+// could not be started). A child still running after `timeout_s` seconds is killed (SIGKILL):
+// a hang fails the test too.
 inline int run_test_in_child(const std::string& test, std::vector<std::string> env_vars,
-                             const std::string& log) {
+                             const std::string& log, int timeout_s = 600) {
   std::vector<char*> env;
   for (std::string& v : env_vars) env.push_back(v.data());
   for (char** e = environ; *e != nullptr; ++e) env.push_back(*e);
@@ -43,10 +46,18 @@ inline int run_test_in_child(const std::string& test, std::vector<std::string> e
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) return -1;
   int status = 0;
-  while (waitpid(child, &status, 0) < 0) {
-    if (errno != EINTR) return -1;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  for (;;) {
+    const pid_t done = waitpid(child, &status, WNOHANG);
+    if (done == child) return status;
+    if (done < 0 && errno != EINTR) return -1;
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(child, SIGKILL);
+      waitpid(child, &status, 0);
+      return status;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  return status;
 }
 
 // "exited with 0", "killed by signal 11 (Segmentation fault)".
@@ -55,7 +66,8 @@ inline std::string describe_status(int status) {
   if (WIFEXITED(status)) return "exited with " + std::to_string(WEXITSTATUS(status));
   if (WIFSIGNALED(status)) {
     return "killed by signal " + std::to_string(WTERMSIG(status)) + " (" +
-           strsignal(WTERMSIG(status)) + ")";
+           strsignal(WTERMSIG(status)) + (WTERMSIG(status) == SIGKILL ? ": a hang, or memory" : "") +
+           ")";
   }
   return "ended with status " + std::to_string(status);
 }

@@ -210,6 +210,34 @@ inline void write_vlen_strings(hid_t obj, const std::string& name,
   ASSERT_GE(H5Awrite(attr, type, p.data()), 0);
 }
 
+// Rewrites every fixed-length string attribute of the (closed) file at `path` as
+// variable-length strings of the same shape: Strata's files as h5py 3, and so Keras 2, would
+// store their strings. The checksum header is removed first (open_for_editing).
+inline void rewrite_strings_as_variable_length(const std::string& path) {
+  Id f(open_for_editing(path));
+  ASSERT_TRUE(f.ok()) << path;
+  H5Ovisit(
+      f, H5_INDEX_NAME, H5_ITER_INC,
+      [](hid_t root, const char* object_name, const H5O_info_t*, void*) -> herr_t {
+        Id obj(H5Oopen(root, object_name, H5P_DEFAULT));
+        for (const std::string& name : attribute_names(obj)) {
+          std::vector<std::string> values;
+          bool scalar = false;
+          {
+            Id attr(H5Aopen(obj, name.c_str(), H5P_DEFAULT));
+            Id type(H5Aget_type(attr)), space(H5Aget_space(attr));
+            if (H5Tget_class(type) != H5T_STRING || H5Tis_variable_str(type) > 0) continue;
+            scalar = H5Sget_simple_extent_type(space) == H5S_SCALAR;
+          }
+          values = read_strings(obj, name);
+          H5Adelete(obj, name.c_str());
+          write_vlen_strings(obj, name, values, H5T_CSET_UTF8, scalar);
+        }
+        return 0;
+      },
+      nullptr);
+}
+
 // np.asarray([]): float64, shape (0,).
 inline void write_empty_float64(hid_t obj, const std::string& name) {
   hsize_t dims[1] = {0};
