@@ -56,6 +56,52 @@
 namespace strata::bench {
 namespace {
 
+// Ranges: what a benchmark run can use; a value outside is an error naming the range.
+using BatchFlag = apps::Ranged<int64_t, 1, 1'000'000>;
+using StepsFlag = apps::Ranged<int64_t, 1, 1'000'000'000>;
+using WarmupFlag = apps::Ranged<int64_t, 0, 1'000'000'000>;
+using SyncEveryFlag = apps::Ranged<int64_t, 1, 1'000'000>;
+using SamplesFlag = apps::Ranged<int64_t, 0, 1'000'000'000>;
+using ReplicasFlag = apps::Ranged<int, 1, 256>;
+
+}  // namespace
+}  // namespace strata::bench
+
+ABSL_FLAG(std::string, model, "resnet20", "Model: mnist_cnn, resnet20, resnet32, resnet44, "
+          "resnet56 or resnet110.");
+ABSL_FLAG(strata::bench::BatchFlag, batch, 128, "Batch size (the global batch under a strategy).");
+ABSL_FLAG(strata::bench::StepsFlag, steps, 10, "Timed training steps (ignored with --epoch).");
+ABSL_FLAG(strata::bench::WarmupFlag, warmup, 3, "Untimed training steps first.");
+ABSL_FLAG(std::string, device, "cpu",
+          "Where to train: cpu (/cpu:0) or gpu (/gpu:0; --replicas GPUs under a strategy).");
+ABSL_FLAG(std::string, dtype, "fp32",
+          "Precision: fp32, or bf16 / fp16 (Keras' mixed_bfloat16 / mixed_float16 policy: float32 "
+          "variables, 16-bit compute).");
+ABSL_FLAG(std::string, optimizer, "",
+          "Optimizer: sgd, sgd_momentum or adam (default: sgd for mnist_cnn, sgd_momentum for the "
+          "ResNets).");
+ABSL_FLAG(std::string, loop, "fit",
+          "Timed loop: fit (one model.fit over the repeated batch; the host waits for the device "
+          "every --sync_every steps) or train_on_batch (a wait after every step).");
+ABSL_FLAG(strata::bench::SyncEveryFlag, sync_every, 10,
+          "With --loop fit and --epoch: fit's steps_per_execution, the steps timed as one group "
+          "(the host waits for the device, and reads the clock, once per group).");
+ABSL_FLAG(bool, epoch, false,
+          "Time one model.fit epoch over --epoch_samples synthetic samples on the host, shuffled "
+          "(as apps/mnist trains), instead of --steps steps on one batch.");
+ABSL_FLAG(strata::bench::SamplesFlag, epoch_samples, 0,
+          "Samples in the --epoch epoch (0: the real data set's training set: 60,000 for "
+          "mnist_cnn, 50,000 for the ResNets).");
+ABSL_FLAG(std::string, strategy, "off",
+          "Distribution strategy: off, one_device, mirrored or central_storage (the model is "
+          "built and compiled in its scope).");
+ABSL_FLAG(strata::bench::ReplicasFlag, replicas, 1,
+          "Replicas for mirrored / central_storage: GPUs with --device gpu, logical CPU devices "
+          "otherwise; --batch is the global batch and must be a multiple of it.");
+
+namespace strata::bench {
+namespace {
+
 struct Options {
   std::string model, device, dtype, optimizer, loop, strategy;
   int64_t batch = 0, steps = 0, warmup = 0, sync_every = 0, epoch_samples = 0, replicas = 0;
@@ -84,59 +130,32 @@ void require_gpus(int64_t wanted) {
 
 // The flags, checked; FlagError otherwise (--help exits here).
 Options parse_options(int argc, char** argv) {
-  apps::Flags flags("strata_bench train",
-                    "Times full training steps (model.fit or model.train_on_batch) on synthetic data.");
-  Options o;
-  auto& model = flags.add_string("model", "resnet20", "Model.", train_model_names());
-  auto& batch = flags.add_int("batch", 128, "Batch size (the global batch under a strategy).");
-  auto& steps = flags.add_int("steps", 10, "Timed training steps (ignored with --epoch).");
-  auto& warmup = flags.add_int("warmup", 3, "Untimed training steps first.");
-  auto& device = flags.add_string(
-      "device", "cpu", "Where to train: cpu (/cpu:0) or gpu (/gpu:0; --replicas GPUs under a "
-      "strategy).", {"cpu", "gpu"});
-  auto& dtype = flags.add_string(
-      "dtype", "fp32", "Precision: fp32, or bf16 / fp16 (Keras' mixed_bfloat16 / mixed_float16 "
-      "policy: float32 variables, 16-bit compute).", {"fp32", "bf16", "fp16"});
-  auto& optimizer = flags.add_string(
-      "optimizer", "", "Optimizer (default: sgd for mnist_cnn, sgd_momentum for the ResNets).",
-      {"sgd", "sgd_momentum", "adam"});
-  auto& loop = flags.add_string(
-      "loop", "fit", "Timed loop: fit (one model.fit over the repeated batch; the host waits for "
-      "the device every --sync_every steps) or train_on_batch (a wait after every step).",
-      {"fit", "train_on_batch"});
-  auto& sync_every = flags.add_int(
-      "sync_every", 10, "With --loop fit and --epoch: fit's steps_per_execution, the steps timed "
-      "as one group (the host waits for the device, and reads the clock, once per group).");
-  auto& epoch = flags.add_bool(
-      "epoch", false, "Time one model.fit epoch over --epoch_samples synthetic samples on the "
-      "host, shuffled (as apps/mnist trains), instead of --steps steps on one batch.");
-  auto& epoch_samples = flags.add_int(
-      "epoch_samples", 0, "Samples in the --epoch epoch (0: the real data set's training set: "
-      "60,000 for mnist_cnn, 50,000 for the ResNets).");
-  auto& strategy = flags.add_string(
-      "strategy", "off", "Distribution strategy (the model is built and compiled in its scope).",
-      {"off", "one_device", "mirrored", "central_storage"});
-  auto& replicas = flags.add_int(
-      "replicas", 1, "Replicas for mirrored / central_storage: GPUs with --device gpu, logical "
-      "CPU devices otherwise; --batch is the global batch and must be a multiple of it.");
-  // Flags::parse skips argv[0] (the program name): put the subcommand there.
+  // parse_command_line reads argv[0] as the program name: put the subcommand there.
   std::vector<char*> args{const_cast<char*>("strata_bench train")};
   args.insert(args.end(), argv, argv + argc);
-  flags.parse(int(args.size()), args.data());
-  if (batch < 1 || steps < 1 || warmup < 0) {
-    throw apps::FlagError("--batch and --steps must be >= 1, --warmup >= 0");
+  apps::parse_command_line(int(args.size()), args.data(),
+                           "Times full training steps (model.fit or model.train_on_batch) on "
+                           "synthetic data.");
+  apps::require_one_of(FLAGS_model, train_model_names());
+  apps::require_one_of(FLAGS_device, {"cpu", "gpu"});
+  apps::require_one_of(FLAGS_dtype, {"fp32", "bf16", "fp16"});
+  apps::require_one_of(FLAGS_optimizer, {"", "sgd", "sgd_momentum", "adam"});
+  apps::require_one_of(FLAGS_loop, {"fit", "train_on_batch"});
+  apps::require_one_of(FLAGS_strategy, {"off", "one_device", "mirrored", "central_storage"});
+  Options o;
+  o.model = absl::GetFlag(FLAGS_model), o.device = absl::GetFlag(FLAGS_device);
+  o.dtype = absl::GetFlag(FLAGS_dtype), o.optimizer = absl::GetFlag(FLAGS_optimizer);
+  o.loop = absl::GetFlag(FLAGS_loop), o.strategy = absl::GetFlag(FLAGS_strategy);
+  o.batch = absl::GetFlag(FLAGS_batch).value, o.steps = absl::GetFlag(FLAGS_steps).value;
+  o.warmup = absl::GetFlag(FLAGS_warmup).value;
+  o.sync_every = absl::GetFlag(FLAGS_sync_every).value;
+  o.epoch_samples = absl::GetFlag(FLAGS_epoch_samples).value;
+  o.replicas = absl::GetFlag(FLAGS_replicas).value;
+  o.epoch = absl::GetFlag(FLAGS_epoch);
+  if (o.replicas > 1 && o.strategy != "mirrored" && o.strategy != "central_storage") {
+    throw apps::FlagError("--replicas > 1 needs --strategy mirrored or central_storage");
   }
-  if (sync_every < 1) throw apps::FlagError("--sync_every must be >= 1");
-  if (epoch_samples < 0) throw apps::FlagError("--epoch_samples must be >= 0");
-  if (replicas < 1 || (replicas > 1 && strategy != "mirrored" && strategy != "central_storage")) {
-    throw apps::FlagError("--replicas must be >= 1, and > 1 only with --strategy mirrored or "
-                          "central_storage");
-  }
-  if (device == "gpu") require_gpus(replicas);
-  o.model = model, o.device = device, o.dtype = dtype, o.optimizer = optimizer, o.loop = loop;
-  o.strategy = strategy, o.batch = batch, o.steps = steps, o.warmup = warmup;
-  o.sync_every = sync_every, o.epoch_samples = epoch_samples, o.replicas = replicas;
-  o.epoch = epoch;
+  if (o.device == "gpu") require_gpus(o.replicas);
   return o;
 }
 

@@ -23,7 +23,9 @@ std::pair<std::pair<Tensor, Tensor>, std::pair<Tensor, Tensor>> load_data(
     const std::string& dir = "");
 
 // One binary batch file of any number of records: (x uint8 [N,32,32,3], y uint8 [N,1]).
-// ValueError when the size is not a multiple of 3073 or a label exceeds 9.
+// ValueError when the size is not a multiple of 3073 or a label exceeds 9 (the size is checked
+// before anything is allocated); ResourceExhaustedError, naming the size, when the records do
+// not fit in memory.
 std::pair<Tensor, Tensor> read_cifar_batch(const std::string& path);
 
 // "airplane", "automobile", ..., "truck": the class names, in label order.

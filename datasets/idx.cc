@@ -4,20 +4,23 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <limits>
-#include <sstream>
+#include <new>
 #include <vector>
 
+#include "datasets/reading.h"
 #include "framework/core/error.h"
 
 namespace strata::data {
 namespace {
 
 constexpr int kMaxRank = 16;  // MNIST uses 1 and 3; anything near 255 is a corrupt byte
+constexpr uint64_t kMaxDeflateRatio = 1032;  // the most deflate can expand its input
+constexpr uint64_t kReadStep = uint64_t(64) << 20;  // data is read 64 MiB at a time
 
 struct GzFile {
   gzFile f = nullptr;
@@ -108,17 +111,14 @@ size_t read_some(gzFile f, unsigned char* dst, size_t n, const std::string& wher
 
 Tensor read_idx(const std::string& path) {
   const std::string where = "read_idx: " + path;
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    throw IOError(where + ": no such file" +
-                  (std::filesystem::exists(path, ec) ? " (it is not a regular file)" : ""));
-  }
-  const uint64_t file_size = std::filesystem::file_size(path, ec);
+  const uint64_t file_size = detail::regular_file_size(path, where);
   const bool gzip = has_gzip_magic(path);
   GzFile file;
   file.f = gzopen(path.c_str(), "rb");
   if (!file.f) throw IOError(where + ": cannot open: " + std::strerror(errno));
-  gzbuffer(file.f, 1 << 20);
+  // 1 MiB reads for MNIST's tens of MB; a small file gets a buffer its size (zlib's minimum is
+  // 8 KiB), not 2 MiB of buffers allocated for a few hundred bytes.
+  gzbuffer(file.f, unsigned(std::clamp<uint64_t>(file_size, 8192, 1 << 20)));
   const std::string kind = gzip ? " (gzip)" : "";
 
   unsigned char magic[4];
@@ -158,40 +158,63 @@ Tensor read_idx(const std::string& path) {
   const Shape shape(dims);
   const uint64_t header_bytes = 4 + uint64_t(rank) * 4;
   const uint64_t data_bytes = overflow ? 0 : count * type_size(type);
-  // Deflate expands at most ~1032:1, so a gzip file can't hold more than that: this rejects
-  // absurd dimensions before allocating, for plain and compressed files alike.
-  const uint64_t max_bytes = gzip ? file_size * 1032 + 1024 : file_size - header_bytes;
-  if (overflow || data_bytes > max_bytes) {
-    std::ostringstream os;
-    os << where << kind << ": absurd dimensions " << shape.to_string() << " of "
-       << type_name(type) << ": they need "
-       << (overflow ? std::string("more than 2^61") : std::to_string(data_bytes))
-       << " bytes of data but the file " << (gzip ? "can hold at most " : "has ")
-       << max_bytes << (gzip ? " (file truncated or corrupt?)" : "");
-    throw ValueError(os.str());
+  const std::string declared = "shape " + shape.to_string() + " of " + type_name(type);
+  if (overflow) {
+    throw ValueError(where + kind + ": absurd dimensions: " + declared + " needs more than 2^61 "
+                     "bytes of data (a corrupt header?)");
   }
-  if (!gzip && data_bytes < max_bytes) {
-    throw ValueError(where + ": " + std::to_string(max_bytes - data_bytes) +
-                     " unexpected trailing bytes: shape " + shape.to_string() + " of " +
-                     type_name(type) + " needs " + std::to_string(data_bytes) +
-                     " bytes of data, the file has " + std::to_string(max_bytes));
+  if (!gzip) {
+    // A plain file's size is exact: checked before allocating anything for the data.
+    const uint64_t have = file_size - header_bytes;
+    if (data_bytes > have) {
+      throw ValueError(where + ": truncated: the header declares " + declared + ", " +
+                       std::to_string(data_bytes) + " bytes of data; the file has " +
+                       std::to_string(have) + " after its " + std::to_string(header_bytes) +
+                       "-byte header");
+    }
+    if (data_bytes < have) {
+      throw ValueError(where + ": " + std::to_string(have - data_bytes) +
+                       " unexpected trailing bytes: " + declared + " needs " +
+                       std::to_string(data_bytes) + " bytes of data, the file has " +
+                       std::to_string(have));
+    }
+  } else if (data_bytes > file_size * kMaxDeflateRatio + 1024) {
+    // Deflate expands at most ~1032:1, so a gzip file can't hold more than that.
+    throw ValueError(where + kind + ": absurd dimensions: " + declared + " needs " +
+                     std::to_string(data_bytes) + " bytes of data, but a gzip file of " +
+                     std::to_string(file_size) + " bytes can hold at most " +
+                     std::to_string(file_size * kMaxDeflateRatio + 1024) +
+                     " (file truncated or corrupt?)");
   }
 
-  std::vector<unsigned char> raw(data_bytes);
-  const size_t got = read_some(file.f, raw.data(), raw.size(), where);
+  // Read in steps, the buffer growing with the data that really arrives: a truncated gzip
+  // file that declares gigabytes costs only what it holds.
+  std::vector<unsigned char> raw;
+  uint64_t got = 0;
+  while (got < data_bytes) {
+    const uint64_t want = std::min(data_bytes - got, kReadStep);
+    try {
+      raw.resize(size_t(got + want));
+    } catch (const std::bad_alloc&) {
+      throw ResourceExhaustedError(where + kind + ": out of memory reading " + declared + " (" +
+                                   std::to_string(data_bytes) + " bytes); free memory or raise "
+                                   "the process's memory limit");
+    }
+    const size_t n = read_some(file.f, raw.data() + got, size_t(want), where);
+    got += n;
+    if (n < want) break;
+  }
   if (got < data_bytes) {
-    throw ValueError(where + kind + ": truncated data: shape " + shape.to_string() + " of " +
-                     type_name(type) + " needs " + std::to_string(data_bytes) +
-                     " bytes, found " + std::to_string(got));
+    throw ValueError(where + kind + ": truncated data: the header declares " + declared + ", " +
+                     std::to_string(data_bytes) + " bytes of data; found " + std::to_string(got));
   }
   unsigned char extra;
   if (gzip && read_some(file.f, &extra, 1, where) == 1) {
     throw ValueError(where + kind + ": unexpected trailing bytes after the " +
-                     std::to_string(data_bytes) + " bytes of data that shape " +
-                     shape.to_string() + " of " + type_name(type) + " needs");
+                     std::to_string(data_bytes) + " bytes of data that " + declared + " needs");
   }
 
-  Tensor out = Tensor::empty(shape, type_dtype(type));
+  Tensor out = detail::empty_tensor(shape, type_dtype(type), where);
   const size_t n = size_t(count);
   const unsigned char* p = raw.data();
   switch (type) {

@@ -10,6 +10,8 @@
 #include <random>
 #include <set>
 
+#include <sys/stat.h>
+
 #include "datasets/image_io.h"
 #include "framework/core/error.h"
 #include "framework/core/random.h"
@@ -28,19 +30,86 @@ bool is_image_file(const fs::path& p) {
   return std::find(kFormats.begin(), kFormats.end(), ext) != kFormats.end();
 }
 
+// A directory's identity: the same (device, inode) reached twice down one path is a loop.
+struct DirId {
+  dev_t device;
+  ino_t inode;
+  bool operator==(const DirId& o) const { return device == o.device && inode == o.inode; }
+};
+
+struct Ancestor {
+  DirId id;
+  fs::path path;
+  bool is_link;  // reached through a symbolic link
+};
+
+// "a/loop -> /data": the symbolic links among `chain`, for the loop's message.
+std::string describe_links(const std::vector<Ancestor>& chain) {
+  std::string out;
+  for (const Ancestor& a : chain) {
+    if (!a.is_link) continue;
+    std::error_code ec;
+    const fs::path target = fs::read_symlink(a.path, ec);
+    out += (out.empty() ? "" : ", ") + a.path.string() + (ec ? "" : " -> " + target.string());
+  }
+  return out;
+}
+
+// Collects the image files directly in `dir` into by_dir[dir], then walks its subdirectories
+// (through symbolic links with follow_links). `ancestors` are the directories from the top of
+// the walk down to `dir`: a subdirectory that is one of them again (a link to a parent) would
+// make os.walk(followlinks=True) recurse until paths grow too long, so it is an error that
+// names the link.
+void walk(const fs::path& dir, bool follow_links, std::vector<Ancestor>& ancestors,
+          std::map<std::string, std::vector<std::string>>& by_dir) {
+  const std::string op = kOp;
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec);
+  if (ec) throw IOError(op + ": cannot list " + dir.string() + ": " + ec.message());
+  std::vector<std::string>& files = by_dir[dir.string()];
+  std::vector<fs::path> subdirs;
+  for (; it != fs::directory_iterator(); it.increment(ec)) {
+    if (ec) throw IOError(op + ": cannot list " + dir.string() + ": " + ec.message());
+    std::error_code entry_ec;
+    // Both follow symbolic links, as os.walk's listing does; a dangling link is neither.
+    if (it->is_regular_file(entry_ec)) {
+      if (is_image_file(it->path())) files.push_back(it->path().filename().string());
+    } else if (it->is_directory(entry_ec) && (follow_links || !it->is_symlink(entry_ec))) {
+      subdirs.push_back(it->path());
+    }
+  }
+  if (ec) throw IOError(op + ": cannot list " + dir.string() + ": " + ec.message());
+  for (const fs::path& sub : subdirs) {
+    struct stat st;
+    if (::stat(sub.c_str(), &st) != 0) continue;  // gone since it was listed
+    const DirId id{st.st_dev, st.st_ino};
+    std::error_code link_ec;
+    const bool is_link = fs::is_symlink(sub, link_ec);
+    for (size_t i = 0; i < ancestors.size(); ++i) {
+      if (ancestors[i].id == id) {
+        // The links walked through since that directory are the loop.
+        std::vector<Ancestor> chain(ancestors.begin() + long(i) + 1, ancestors.end());
+        chain.push_back({id, sub, is_link});
+        throw ValueError(op + ": symbolic link loop: " + describe_links(chain) +
+                         " leads back to " + ancestors[i].path.string() + " (reached again as " +
+                         sub.string() + "), so with follow_links=true the walk would never "
+                         "end. Remove or fix the link, or pass follow_links(false)");
+      }
+    }
+    ancestors.push_back({id, sub, is_link});
+    walk(sub, follow_links, ancestors, by_dir);
+    ancestors.pop_back();
+  }
+}
+
 // Image files under `dir` in Keras' order: directories sorted by path (os.walk sorted by root),
 // file names sorted within each directory.
 std::vector<std::string> list_images(const fs::path& dir, bool follow_links) {
   std::map<std::string, std::vector<std::string>> by_dir;  // std::map keeps roots sorted
-  by_dir[dir.string()];
-  auto opts = follow_links ? fs::directory_options::follow_directory_symlink
-                           : fs::directory_options::none;
-  for (auto it = fs::recursive_directory_iterator(dir, opts); it != fs::recursive_directory_iterator(); ++it) {
-    std::error_code ec;
-    if (it->is_regular_file(ec) && is_image_file(it->path())) {
-      by_dir[it->path().parent_path().string()].push_back(it->path().filename().string());
-    }
-  }
+  std::vector<Ancestor> ancestors;
+  struct stat st;
+  if (::stat(dir.c_str(), &st) == 0) ancestors.push_back({{st.st_dev, st.st_ino}, dir, false});
+  walk(dir, follow_links, ancestors, by_dir);
   std::vector<std::string> files;
   for (auto& [root, names] : by_dir) {
     std::sort(names.begin(), names.end());
@@ -51,11 +120,13 @@ std::vector<std::string> list_images(const fs::path& dir, bool follow_links) {
 
 std::vector<std::string> subdirectories(const fs::path& dir) {
   std::vector<std::string> subdirs;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    const std::string name = entry.path().filename().string();
-    std::error_code ec;
-    if (entry.is_directory(ec) && !name.empty() && name[0] != '.') subdirs.push_back(name);
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    std::error_code entry_ec;
+    if (it->is_directory(entry_ec) && !name.empty() && name[0] != '.') subdirs.push_back(name);
   }
+  if (ec) throw IOError(std::string(kOp) + ": cannot list " + dir.string() + ": " + ec.message());
   std::sort(subdirs.begin(), subdirs.end());
   return subdirs;
 }
@@ -113,9 +184,29 @@ void check_options(const ImageDatasetOptions& o) {
     throw ValueError(op + ": subset must be \"training\" or \"validation\", got \"" + o.subset_ +
                      "\"");
   }
+  if (o.max_image_pixels_ && *o.max_image_pixels_ < 0) {
+    throw ValueError(op + ": max_image_pixels must be >= 0 (0: no limit), got " +
+                     std::to_string(*o.max_image_pixels_));
+  }
   if (o.validation_split_ != 0.0 && o.shuffle_ && !o.seed_) {
     throw ValueError(op + ": with validation_split and shuffle, a seed is required so the "
                      "training and validation subsets don't overlap");
+  }
+}
+
+// Explicit labels index their classes, which are the distinct labels sorted (Keras'
+// class_names): each must be in [0, num_classes). Keras passes int labels through unchecked and
+// one-hot encodes an out-of-range one as all zeros; here a -1 or a 10^9 fails now, naming the
+// label, rather than as an out-of-range class deep inside the loss (or silently).
+void check_label_range(const std::vector<int>& labels, size_t num_classes) {
+  for (size_t i = 0; i < labels.size(); ++i) {
+    if (labels[i] < 0 || size_t(labels[i]) >= num_classes) {
+      throw ValueError(std::string(kOp) + ": label " + std::to_string(labels[i]) + " (of file " +
+                       std::to_string(i) + " in sorted order) is out of range: with " +
+                       std::to_string(num_classes) + " distinct labels, each must be in [0, " +
+                       std::to_string(num_classes) + "). Number the classes 0.." +
+                       std::to_string(num_classes - 1) + ", with no gaps");
+    }
   }
 }
 
@@ -198,6 +289,7 @@ ImageDirectoryIndex index_image_directory(const std::string& directory,
     throw ValueError(op + ": label_mode=\"binary\" needs exactly 2 classes, found " +
                      std::to_string(index.class_names.size()) + ": " + join(index.class_names));
   }
+  if (options.explicit_labels_ && !no_labels) check_label_range(index.labels, index.class_names.size());
 
   if (options.shuffle_) {
     // Shuffle the whole list before splitting: erases the class-by-class order, and with the
@@ -239,17 +331,6 @@ Dataset image_dataset_from_directory(const std::string& directory,
   if (!index.labels.empty()) {
     const Tensor labels = Tensor::from_vector(std::vector<int32_t>(index.labels.begin(), index.labels.end()));
     const int64_t num_classes = int64_t(index.class_names.size());
-    if (options.label_mode_ != "int") {
-      // Explicit labels name their own classes: one-hot needs them to be 0..num_classes-1.
-      for (int l : index.labels) {
-        if (l < 0 || l >= num_classes) {
-          throw ValueError(std::string(kOp) + ": label " + std::to_string(l) + " is out of range "
-                           "for label_mode=\"" + options.label_mode_ + "\" with " +
-                           std::to_string(num_classes) + " classes (expected 0.." +
-                           std::to_string(num_classes - 1) + ")");
-        }
-      }
-    }
     if (options.label_mode_ == "int") components.push_back(labels);
     else if (options.label_mode_ == "categorical") components.push_back(one_hot(labels, num_classes));
     else components.push_back(reshape(cast(labels, float32), {n, 1}));  // binary
@@ -258,10 +339,11 @@ Dataset image_dataset_from_directory(const std::string& directory,
   const auto paths = std::make_shared<const std::vector<std::string>>(std::move(index.file_paths));
   const int channels = channels_for(options.color_mode_);
   const int height = options.image_height_, width = options.image_width_;
-  MapFn load = [paths, channels, height, width](const Element& e) {
+  const int64_t max_pixels = options.max_image_pixels_.value_or(max_image_pixels());
+  MapFn load = [paths, channels, height, width, max_pixels](const Element& e) {
     Element out = e;
     const std::string& path = (*paths)[size_t(e[0].item<int64_t>())];
-    out[0] = resize_bilinear(decode_image(path, channels), height, width);
+    out[0] = resize_bilinear(decode_image(path, channels, max_pixels), height, width);
     return out;
   };
 

@@ -48,7 +48,13 @@ struct ImageDatasetOptions {
   double validation_split_ = 0.0;  // fraction of the files kept for validation, in (0, 1)
   std::string subset_;             // "training" or "validation" (with validation_split)
   std::string interpolation_ = "bilinear";  // the only one implemented
+  // Walk into symbolic links to directories; a link back to a directory above it is a
+  // ValueError naming the link (os.walk would recurse until paths grow too long).
   bool follow_links_ = false;
+  // Images with more pixels are refused before decoding, as decompression bombs (see
+  // data::kDefaultMaxImagePixels); unset: data::max_image_pixels() when the dataset is made;
+  // 0: no limit.
+  std::optional<int64_t> max_image_pixels_;
 
   ImageDatasetOptions& labels(std::string v) { labels_ = std::move(v); return *this; }
   ImageDatasetOptions& labels(std::vector<int> v) { explicit_labels_ = std::move(v); return *this; }
@@ -67,6 +73,7 @@ struct ImageDatasetOptions {
   ImageDatasetOptions& subset(std::string v) { subset_ = std::move(v); return *this; }
   ImageDatasetOptions& interpolation(std::string v) { interpolation_ = std::move(v); return *this; }
   ImageDatasetOptions& follow_links(bool v) { follow_links_ = v; return *this; }
+  ImageDatasetOptions& max_image_pixels(int64_t v) { max_image_pixels_ = v; return *this; }
 };
 
 // The files image_dataset_from_directory would read, after shuffling and splitting: what Keras
@@ -77,8 +84,9 @@ struct ImageDirectoryIndex {
   std::vector<std::string> class_names;  // empty when there are no labels
 };
 
-// Validates the options and lists the files. ValueError for bad options, no images, or
-// mismatched labels; IOError when the directory does not exist.
+// Validates the options and lists the files. ValueError for bad options, no images,
+// mismatched or out-of-range explicit labels (each must be in [0, number of distinct labels)),
+// or a symbolic link loop; IOError when the directory does not exist or cannot be listed.
 ImageDirectoryIndex index_image_directory(const std::string& directory,
                                           const ImageDatasetOptions& options = {});
 

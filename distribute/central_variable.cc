@@ -11,7 +11,7 @@ CentralVariable::CentralVariable(const VariableSpec& spec)
 
 Tensor CentralVariable::value() const {
   Tensor handle = central_->gradient_handle();
-  return make_read(central_->storage(), handle.grad_node());
+  return make_read(storage_of(*central_), handle.grad_node());
 }
 
 void CentralVariable::update(const Tensor& value, Update kind, const char* op) {
@@ -37,8 +37,19 @@ void CentralVariable::update(const Tensor& value, Update kind, const char* op) {
   }
   // Every replica has read the old value (the collective above is a meeting point); replica 0
   // writes; nobody goes on before the write is done.
-  if (c->replica_id_in_sync_group() == 0) apply(v);
+  if (c->local_replica_id() == 0) apply(v);
   c->barrier();
+}
+
+void CentralVariable::apply_update(const VariableUpdate& update, UpdateBatch& batch) {
+  ReplicaContext* c = current_replica_context();
+  if (c != nullptr && c->num_replicas_in_sync() > 1) {
+    // Every replica has finished reading the central copy (its backward pass) before anyone
+    // writes it, and the write is complete before any replica reads it again.
+    batch.synchronize_with([c] { c->barrier(); });
+    if (c->local_replica_id() != 0) return;
+  }
+  central_->apply_update(update, batch);
 }
 
 void CentralVariable::assign(const Tensor& value) { update(value, Update::kAssign, "assign"); }

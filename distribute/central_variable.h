@@ -17,8 +17,12 @@ class CentralVariable final : public Variable {
   void assign(const Tensor& value) override;
   void assign_add(const Tensor& delta) override;
   void assign_sub(const Tensor& delta) override;
-  Tensor& storage() override { return central_->storage(); }
   Tensor gradient_handle() const override { return central_->gradient_handle(); }
+  // Applied once, by replica 0, while every replica waits (the batch's sync).
+  void apply_update(const VariableUpdate& update, UpdateBatch& batch) override;
+
+ protected:
+  Tensor& storage() override { return storage_of(*central_); }
 
  private:
   enum class Update { kAssign, kAdd, kSub };

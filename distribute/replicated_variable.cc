@@ -32,19 +32,21 @@ bool ReplicatedVariable::in_replica() const {
 Variable& ReplicatedVariable::local() const {
   const ReplicaContext* c = current_replica_context();
   if (c == nullptr) return *copies_[0];
-  const int r = c->replica_id_in_sync_group();
-  if (c->num_replicas_in_sync() != num_copies()) {
+  // Copies are this process's: indexed by the local replica id (several workers each hold their
+  // own copies of the same variable).
+  const int r = c->local_replica_id();
+  if (r < 0 || r >= num_copies()) {
     throw StateError("Variable '" + name() + "' has " + std::to_string(num_copies()) +
-                     " replica copies but is used on a replica of " +
-                     std::to_string(c->num_replicas_in_sync()) +
-                     "; use a variable under the strategy whose scope created it");
+                     " local replica copies but is used on local replica " + std::to_string(r) +
+                     " (of " + std::to_string(c->num_replicas_in_sync()) +
+                     " in sync); use a variable under the strategy whose scope created it");
   }
   return *copies_[size_t(r)];
 }
 
 Tensor ReplicatedVariable::read(const Variable& c) const {
   Tensor handle = c.gradient_handle();
-  return make_read(const_cast<Variable&>(c).storage(), handle.grad_node());
+  return make_read(storage_of(const_cast<Variable&>(c)), handle.grad_node());
 }
 
 Tensor MirroredVariable::aggregate(const Tensor& t, const char* op) const {

@@ -26,10 +26,16 @@ class ReplicatedVariable : public Variable {
   int num_copies() const { return int(copies_.size()); }
   bool has_replica_copies() const override { return true; }
   Device device() const override { return local().device(); }
-  Tensor& storage() override { return local().storage(); }
   Tensor gradient_handle() const override { return local().gradient_handle(); }
+  // Each replica updates its own copy (the gradient was already reduced over the replicas).
+  void apply_update(const VariableUpdate& update, UpdateBatch& batch) override {
+    local().apply_update(update, batch);
+  }
 
  protected:
+  // The local replica's copy: what apply_update of this variable's slots reaches.
+  Tensor& storage() override { return storage_of(local()); }
+
   // Copy r on devices[r], all starting from the spec's initial value.
   ReplicatedVariable(const VariableSpec& spec, const std::vector<Device>& devices);
   // The copy of the replica running on this thread; copy 0 outside replicas.

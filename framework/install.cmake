@@ -30,13 +30,24 @@ install(TARGETS strata EXPORT StrataTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/framework/include/strata/strata.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/strata)
+# Only the public headers: a header whose first line starts with "// Internal" is not part of the
+# API (the trainer, op helpers, file-format internals ...) and stays out of the install, as do the
+# backends' folders (cpu/, cuda/, nccl/) and the umbrella header's own folder.
 foreach(dir framework layers datasets distribute)
-  install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/strata/${dir}
-          FILES_MATCHING PATTERN "*.h"
-          PATTERN "include" EXCLUDE PATTERN "cpu" EXCLUDE PATTERN "cuda" EXCLUDE
-          PATTERN "nccl" EXCLUDE)
+  file(GLOB_RECURSE headers RELATIVE ${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/${dir}/*.h)
+  foreach(header ${headers})
+    if(header MATCHES "(^|/)(include|cpu|cuda|nccl)/")
+      continue()
+    endif()
+    file(STRINGS ${PROJECT_SOURCE_DIR}/${header} first_line LIMIT_COUNT 1)
+    if(first_line MATCHES "^// Internal")
+      continue()
+    endif()
+    get_filename_component(header_dir ${header} DIRECTORY)
+    install(FILES ${PROJECT_SOURCE_DIR}/${header}
+            DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/strata/${header_dir})
+  endforeach()
 endforeach()
-# The CPU backend header is internal, but backend.h (public) must stay includable on its own.
 install(EXPORT StrataTargets NAMESPACE strata:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Strata)
 configure_package_config_file(${PROJECT_SOURCE_DIR}/framework/StrataConfig.cmake.in
   ${PROJECT_BINARY_DIR}/StrataConfig.cmake

@@ -33,7 +33,8 @@ Tensor Embedding::call(const Tensor& x, bool) {
   // Functional models feed float placeholders, and Keras casts float ids too.
   const Tensor ids = is_int ? x : cast(x, DType::kInt64);
   try {
-    return embedding_lookup(embeddings_->value(), ids);
+    // The table serves the rows (Variable::gather): a sharded or remote one only those touched.
+    return embeddings_->gather(ids);
   } catch (const IndexError& e) {
     throw IndexError(describe(*this) + " (input_dim=" + std::to_string(input_dim_) + "): " + e.what());
   }

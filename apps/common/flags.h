@@ -1,169 +1,111 @@
-// A tiny command-line flag parser for the apps, in the style of absl/TF flags:
+// The apps' command lines, on Abseil flags (what TensorFlow's official resnet_cifar_main.py uses,
+// through absl.flags). Each app defines its flags with ABSL_FLAG in its own <app>_flags.cc and
+// parses them with parse_command_line():
 //
-//   Flags flags("mnist", "Trains a CNN on MNIST.");
-//   auto& epochs = flags.add_int("epochs", 15, "Number of epochs.");
-//   flags.parse(argc, argv);          // --epochs=3 or --epochs 3; --help prints every flag
+//   ABSL_FLAG(apps::Ranged<int, 1, 1000000>, epochs, 15, "Training epochs.");
+//   apps::parse_command_line(argc, argv, "Trains a CNN on MNIST.");
+//   const int epochs = absl::GetFlag(FLAGS_epochs).value;
 //
-// Unknown flags and malformed values are errors that name the flag and point to --help.
+// Syntax as absl users know it: --name=value or --name value, --flag / --noflag for booleans,
+// -- ends the flags, --help / --helpfull / --helpmatch=S / --version, --flagfile=F,
+// --fromenv=a,b, --undefok=a,b.
+//
+// Every numeric flag is an apps::Ranged: absl's parser itself rejects a value that is not a whole
+// number or lies outside the range, and the error names the range, wherever the value came from
+// (command line, --flagfile, --fromenv). Nothing is truncated or clamped.
 #pragma once
 
-#include <cstdlib>
-#include <iostream>
-#include <map>
-#include <memory>
-#include <stdexcept>
+#include <cstdint>
+#include <limits>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <vector>
 
-#include "framework/core/error.h"
+#include <absl/flags/flag.h>
+#include <absl/strings/string_view.h>
+
+#include "apps/common/flag_error.h"
 
 namespace apps {
 
-// A strata::Error like everything else the apps throw, so one catch reports them all.
-class FlagError : public strata::Error {
- public:
-  using strata::Error::Error;
+// An integer flag whose type carries its allowed range [Min, Max]; T is the type the app uses
+// (int for epochs, int64_t for steps), so a value that passed the parser fits it.
+template <typename T, int64_t Min, int64_t Max>
+struct Ranged {
+  static_assert(std::is_integral_v<T> && !std::is_same_v<T, bool>);
+  static_assert(Min <= Max && Min >= int64_t(std::numeric_limits<T>::min()) &&
+                    uint64_t(Max) <= uint64_t(std::numeric_limits<T>::max()),
+                "the range must fit the flag's type");
+  static constexpr int64_t kMin = Min, kMax = Max;
+
+  T value{};
+
+  constexpr Ranged() = default;
+  // Implicit: ABSL_FLAG's default is a plain number.
+  constexpr Ranged(T v) : value(v) {}  // NOLINT(google-explicit-constructor)
 };
 
-class Flags {
- public:
-  Flags(std::string program, std::string description)
-      : program_(std::move(program)), description_(std::move(description)) {}
+// "a whole number from 1 to 1000000", "a whole number >= 0".
+std::string range_text(int64_t min, int64_t max);
 
-  int64_t& add_int(const std::string& name, int64_t def, const std::string& help) {
-    return add<int64_t>(name, def, help, "int").value;
-  }
-  double& add_double(const std::string& name, double def, const std::string& help) {
-    return add<double>(name, def, help, "float").value;
-  }
-  bool& add_bool(const std::string& name, bool def, const std::string& help) {
-    return add<bool>(name, def, help, "bool").value;
-  }
-  std::string& add_string(const std::string& name, std::string def, const std::string& help,
-                          std::vector<std::string> choices = {}) {
-    auto& f = add<std::string>(name, std::move(def), help, "string");
-    f.choices = std::move(choices);
-    return f.value;
-  }
+// Strict decimal integer: optional '-', digits, nothing else (no spaces, '+', hex, exponent or
+// trailing text), and within [min, max]; otherwise false with *error set to "expected <range>".
+// Custom flag types' parsers (AbslParseFlag) word their errors the same way.
+bool parse_integer(std::string_view text, int64_t min, int64_t max, int64_t* out,
+                   std::string* error);
 
-  // Parses argv; prints usage and exits 0 on --help; throws FlagError otherwise.
-  void parse(int argc, char** argv) {
-    for (int i = 1; i < argc; ++i) {
-      std::string arg = argv[i];
-      if (arg == "--help" || arg == "-h" || arg == "--helpfull") {
-        std::cout << usage();
-        std::exit(0);
-      }
-      if (arg.rfind("--", 0) != 0) throw FlagError("unexpected argument '" + arg + "'; flags look like --name=value (see --help)");
-      arg = arg.substr(2);
-      std::string name = arg, value;
-      bool has_value = false;
-      if (auto eq = arg.find('='); eq != std::string::npos) {
-        name = arg.substr(0, eq);
-        value = arg.substr(eq + 1);
-        has_value = true;
-      }
-      auto it = flags_.find(name);
-      if (it == flags_.end() && name.rfind("no", 0) == 0 && flags_.count(name.substr(2)) &&
-          flags_[name.substr(2)]->type == "bool" && !has_value) {
-        flags_[name.substr(2)]->set("false");
-        continue;
-      }
-      if (it == flags_.end()) throw FlagError("unknown flag --" + name + " (run with --help for the list)");
-      if (!has_value) {
-        if (it->second->type == "bool") {
-          value = "true";
-        } else if (i + 1 < argc) {
-          value = argv[++i];
-        } else {
-          throw FlagError("flag --" + name + " needs a value");
-        }
-      }
-      it->second->set(value);
-    }
-  }
+// absl's hooks for Ranged (found by argument-dependent lookup).
+template <typename T, int64_t Min, int64_t Max>
+bool AbslParseFlag(absl::string_view text, Ranged<T, Min, Max>* flag, std::string* error) {
+  int64_t v = 0;
+  if (!parse_integer(std::string_view(text.data(), text.size()), Min, Max, &v, error)) return false;
+  flag->value = T(v);
+  return true;
+}
+template <typename T, int64_t Min, int64_t Max>
+std::string AbslUnparseFlag(Ranged<T, Min, Max> flag) {
+  return std::to_string(flag.value);
+}
 
-  std::string usage() const {
-    std::string s = program_ + ": " + description_ + "\n\nFlags:\n";
-    for (const std::string& name : order_) {
-      const auto& f = *flags_.at(name);
-      s += "  --" + name + " (" + f.type + ", default " + f.default_text + ")\n      " + f.help;
-      if (!f.choices.empty()) {
-        s += " One of:";
-        for (const auto& c : f.choices) s += " " + c;
-        s += ".";
-      }
-      s += "\n";
-    }
-    return s;
-  }
+// How an app's parse_flags reads argv: kProgram as main() does (parse_command_line: --help
+// prints and exits); kNoExit only sets and checks the flags (set_flags_from_argv) and never exits,
+// for the tests and the fuzzer.
+enum class ParseMode { kProgram, kNoExit };
 
- private:
-  struct FlagBase {
-    std::string name, type, help, default_text;
-    std::vector<std::string> choices;
-    virtual ~FlagBase() = default;
-    virtual void set(const std::string& text) = 0;
-    [[noreturn]] void bad(const std::string& text) const {
-      throw FlagError("flag --" + name + ": '" + text + "' is not a valid " + type + " (see --help)");
-    }
-  };
-  template <typename T>
-  struct Flag : FlagBase {
-    T value;
-    void set(const std::string& text) override {
-      if constexpr (std::is_same_v<T, int64_t>) {
-        char* end = nullptr;
-        const long long v = std::strtoll(text.c_str(), &end, 10);
-        if (text.empty() || *end != '\0') bad(text);
-        value = v;
-      } else if constexpr (std::is_same_v<T, double>) {
-        char* end = nullptr;
-        const double v = std::strtod(text.c_str(), &end);
-        if (text.empty() || *end != '\0') bad(text);
-        value = v;
-      } else if constexpr (std::is_same_v<T, bool>) {
-        if (text == "true" || text == "1" || text == "True") value = true;
-        else if (text == "false" || text == "0" || text == "False") value = false;
-        else bad(text);
-      } else {
-        if (!choices.empty()) {
-          bool ok = false;
-          for (const auto& c : choices) ok = ok || c == text;
-          if (!ok) {
-            std::string list;
-            for (const auto& c : choices) list += " " + c;
-            throw FlagError("flag --" + name + ": '" + text + "' is not one of:" + list);
-          }
-        }
-        value = text;
-      }
-    }
-  };
+// Sets the flags argv names, with absl's syntax and absl's value parsers, and never exits or
+// prints: the first mistake throws FlagError naming the flag, what it expects and what it got
+// (unknown flags, with the closest known name; positional arguments, which the apps do not
+// take; a missing value). --flagfile / --fromenv / --tryfromenv are accepted but left to
+// absl::ParseCommandLine (their values arrive there). Returns true when argv asks for usage
+// output (--help, --helpfull, --helpshort, --helpmatch, --helpon, --helppackage, --version,
+// --only_check_args), which only absl::ParseCommandLine prints.
+// The fuzzer (tests/fuzz/fuzz_flags.cc) and the tests call this directly.
+bool set_flags_from_argv(int argc, char** argv);
 
-  template <typename T>
-  Flag<T>& add(const std::string& name, T def, const std::string& help, const char* type) {
-    auto f = std::make_unique<Flag<T>>();
-    f->name = name;
-    f->type = type;
-    f->help = help;
-    f->value = def;
-    if constexpr (std::is_same_v<T, std::string>) {
-      f->default_text = def.empty() ? "\"\"" : def;
-    } else if constexpr (std::is_same_v<T, bool>) {
-      f->default_text = def ? "true" : "false";
-    } else {
-      f->default_text = std::to_string(def);
-    }
-    Flag<T>& ref = *f;
-    order_.push_back(name);
-    flags_[name] = std::move(f);
-    return ref;
-  }
+// Puts every flag of the program (absl's own aside) back to its default: the tests and the
+// fuzzer parse many command lines in one process. (absl::FlagSaver would too, but logs a line
+// per restored flag.)
+void reset_flags_to_defaults();
 
-  std::string program_, description_;
-  std::vector<std::string> order_;
-  std::map<std::string, std::unique_ptr<FlagBase>> flags_;
-};
+// What an app calls first: set_flags_from_argv (so mistakes exit with status 2 through
+// main_guard.h, with our message), then absl::ParseCommandLine for what only it does: print
+// --help / --helpfull / --version and exit (absl's convention: status 1 after help, 0 after
+// --version), and read --flagfile / --fromenv (an error it finds there exits with status 1 and
+// absl's "ERROR: ..." line). `usage` is the program's one-line description.
+void parse_command_line(int argc, char** argv, const std::string& usage);
+
+// parse_command_line or set_flags_from_argv, as `mode` says.
+void read_argv(int argc, char** argv, ParseMode mode, const std::string& usage);
+
+// FlagError "--model: 'resnet' is not one of: seed_cnn convnet conv_pool" unless the string
+// flag's value is one of `choices`.
+void require_one_of(const absl::Flag<std::string>& flag, const std::vector<std::string>& choices);
+
+// The flag's name as absl knows it ("epochs"), for messages.
+template <typename T>
+std::string flag_name(const absl::Flag<T>& flag) {
+  return std::string(absl::GetFlagReflectionHandle(flag).Name());
+}
 
 }  // namespace apps

@@ -14,6 +14,11 @@
 
 namespace apps {
 
+// The flags' types (ranges that also keep the values within int): a machine with more than 256
+// devices of one kind is not one these apps will meet.
+using NumCpuReplicasFlag = Ranged<int, 1, 256>;
+using NumGpusFlag = Ranged<int, 0, 256>;
+
 // Checks --num_cpu_replicas and --num_gpus against --distribution_strategy and the machine
 // (FlagError otherwise).
 inline void check_replica_flags(const std::string& strategy, int64_t num_cpu_replicas,
@@ -35,7 +40,8 @@ inline void check_replica_flags(const std::string& strategy, int64_t num_cpu_rep
     throw FlagError("--num_gpus=" + std::to_string(num_gpus) + " needs --distribution_strategy="
                     "mirrored or central_storage (" + strategy + " runs one replica)");
   }
-  const int visible = strata::gpu::device_count();
+  // Asked only when GPUs are wanted: the first call initializes the CUDA runtime.
+  const int visible = num_gpus > 0 ? strata::gpu::device_count() : 0;
   if (num_gpus > visible) {
     throw FlagError("--num_gpus=" + std::to_string(num_gpus) + ", but " +
                     (strata::gpu::built_with_cuda()

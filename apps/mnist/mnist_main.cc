@@ -13,7 +13,8 @@
 // With --model_dir the run is restartable: it keeps a backup there (BackupAndRestore), so a run
 // killed at any moment and started again with the same command resumes where it was and ends
 // with the same weights; it also writes per-epoch checkpoints, TensorBoard logs, history.csv and
-// the final model.h5 (Keras' HDF5 layout).
+// the final model.h5 (Keras' HDF5 layout). The directory is checked and locked before any work
+// (one run at a time), and the backup is removed only once model.h5 is on disk.
 //
 // --distribution_strategy mirrored|central_storage --num_cpu_replicas N trains with
 // MirroredStrategy / CentralStorageStrategy over N logical CPU devices (one_device: on /cpu:0);
@@ -26,8 +27,14 @@
 #include <iostream>
 #include <optional>
 
+#include "apps/common/final_save.h"
+#include "apps/common/interruption.h"
 #include "apps/common/main_guard.h"
+#include "apps/common/model_dir.h"
+#include "apps/common/scores.h"
 #include "apps/common/strategy_setup.h"
+#include "apps/common/test_hooks.h"
+#include "apps/mnist/mnist_flags.h"
 
 using namespace strata;
 
@@ -75,54 +82,28 @@ std::shared_ptr<Sequential> conv_pool() {
 }  // namespace
 
 static int run(int argc, char** argv) {
-  apps::Flags flags("mnist", "Trains a CNN on MNIST or Fashion-MNIST and prints test_accuracy.");
-  std::string& model_name = flags.add_string("model", "convnet", "Model to train.", {"seed_cnn", "convnet", "conv_pool"});
-  std::string& dataset = flags.add_string("dataset", "mnist", "Data set.", {"mnist", "fashion_mnist"});
-  std::string& data_dir = flags.add_string("data_dir", "", "Folder with the IDX files (default: $STRATA_DATA_DIR/<dataset>, then ~/.strata/datasets/<dataset>).");
-  int64_t& epochs = flags.add_int("epochs", 15, "Training epochs.");
-  int64_t& batch_size = flags.add_int(
-      "batch_size", 128, "Batch size (the global batch: split over the replicas of a strategy).");
-  int64_t& steps_per_epoch = flags.add_int(
-      "steps_per_epoch", 0, "If > 0: train only this many batches per epoch (Keras' steps_per_epoch).");
-  std::string& distribution_strategy = flags.add_string(
-      "distribution_strategy", "off",
-      "'off' (no strategy), 'one_device' (OneDeviceStrategy on /cpu:0), 'mirrored' "
-      "(MirroredStrategy) or 'central_storage' (CentralStorageStrategy) over --num_gpus GPUs, or "
-      "over --num_cpu_replicas logical CPU devices when --num_gpus=0.",
-      {"off", "one_device", "mirrored", "central_storage"});
-  int64_t& num_cpu_replicas = flags.add_int(
-      "num_cpu_replicas", 1,
-      "With mirrored or central_storage: split the CPU into this many logical devices /cpu:0.. "
-      "(each with its share of the threads), one replica on each; --batch_size must be a "
-      "multiple of it.");
-  int64_t& num_gpus = flags.add_int(
-      "num_gpus", 0,
-      "GPUs to use (0: the CPU). 1 with off/one_device trains on /gpu:0; N with mirrored runs one "
-      "replica per GPU (NCCL all-reduce).");
-  std::string& model_dir = flags.add_string(
-      "model_dir", "",
-      "If set: backup/ (resume after a kill: run the same command again), "
-      "checkpoints/ckpt-<epoch>.h5, logs/ (TensorBoard), history.csv, model.json and model.h5.");
-  std::string& backup_freq = flags.add_string(
-      "backup_freq", "epoch", "With --model_dir: back up at each epoch end ('epoch') or every N batches.");
-  int64_t& seed = flags.add_int("seed", 42, "Random seed (weights, shuffling, dropout).");
-  int64_t& verbose = flags.add_int("verbose", 1, "0 silent, 1 progress bar, 2 one line per epoch.");
-  flags.parse(argc, argv);
-  if (epochs < 1 || batch_size < 1) throw apps::FlagError("--epochs and --batch_size must be >= 1");
-  if (verbose < 0 || verbose > 2) throw apps::FlagError("--verbose must be 0, 1 or 2");
-  if (steps_per_epoch < 0) throw apps::FlagError("--steps_per_epoch must be >= 0");
-  apps::check_replica_flags(distribution_strategy, num_cpu_replicas, num_gpus);
+  const mnist_app::Options o = mnist_app::parse_flags(argc, argv);
+
+  // --model_dir before any work: an unusable one is an error now, not after an epoch; the lock
+  // keeps a second run off it for as long as this one lives.
+  const std::filesystem::path dir(o.model_dir);
+  std::unique_ptr<apps::ModelDirLock> lock;
+  if (!o.model_dir.empty()) {
+    lock = apps::claim_model_dir(dir, {"checkpoints", "logs", "backup"},
+                                {"model.json", "model.h5", "history.csv"});
+  }
 
   // The strategy comes before any variable; the global batch must split evenly over its
   // replicas (the library's ValueError otherwise, before the data is read).
   const std::shared_ptr<distribute::Strategy> strategy =
-      apps::make_strategy(distribution_strategy, int(num_cpu_replicas), int(num_gpus));
-  const Device off_device = apps::default_device_for(num_gpus);
+      apps::make_strategy(o.distribution_strategy, o.num_cpu_replicas, o.num_gpus);
+  const Device off_device = apps::default_device_for(o.num_gpus);
   std::printf("Strategy: %s\n",
-              apps::describe_strategy(strategy.get(), batch_size, off_device).c_str());
+              apps::describe_strategy(strategy.get(), o.batch_size, off_device).c_str());
 
-  set_random_seed(uint64_t(seed));
-  auto [train, test] = dataset == "mnist" ? mnist::load_data(data_dir) : fashion_mnist::load_data(data_dir);
+  set_random_seed(o.seed);
+  auto [train, test] = o.dataset == "mnist" ? mnist::load_data(o.data_dir)
+                                            : fashion_mnist::load_data(o.data_dir);
   // Scale to [0, 1] floats, as the Keras example does.
   const Tensor x_train = cast(train.first, float32) / 255.0, y_train = train.second;
   const Tensor x_test = cast(test.first, float32) / 255.0, y_test = test.second;
@@ -135,54 +116,54 @@ static int run(int argc, char** argv) {
   if (strategy) scope.emplace(strategy->scope());
   std::optional<DeviceScope> placement;
   if (!strategy) placement.emplace(off_device);
-  std::shared_ptr<Sequential> model = model_name == "convnet"     ? convnet()
-                                      : model_name == "conv_pool" ? conv_pool()
-                                                                  : seed_cnn();
+  std::shared_ptr<Sequential> model = o.model == "convnet"     ? convnet()
+                                      : o.model == "conv_pool" ? conv_pool()
+                                                               : seed_cnn();
   model->build({-1, 28, 28});
   model->summary();
   // seed_cnn ends in logits; convnet in a softmax, as in the Keras example.
   model->compile("adam",
-                 std::make_shared<losses::SparseCategoricalCrossentropy>(/*from_logits=*/model_name == "seed_cnn"),
+                 std::make_shared<losses::SparseCategoricalCrossentropy>(/*from_logits=*/o.model == "seed_cnn"),
                  {"accuracy"});
   scope.reset();
   placement.reset();
   std::vector<CallbackPtr> callbacks;
-  const std::filesystem::path dir(model_dir);
-  if (!model_dir.empty()) {
-    BackupAndRestoreOptions backup;
-    if (backup_freq == "epoch") {
-      backup.save_freq("epoch");
+  std::shared_ptr<BackupAndRestore> backup;
+  if (!o.model_dir.empty()) {
+    BackupAndRestoreOptions backup_options;
+    if (o.backup_freq > 0) {
+      backup_options.save_freq(o.backup_freq);
     } else {
-      try {
-        backup.save_freq(std::stoll(backup_freq));
-      } catch (const std::logic_error&) {
-        throw apps::FlagError("--backup_freq must be 'epoch' or a number of batches, got '" +
-                              backup_freq + "'");
-      }
+      backup_options.save_freq("epoch");
     }
-    std::filesystem::create_directories(dir / "checkpoints");
+    // Kept after fit until model.h5 is on disk (apps::save_final_model).
+    backup_options.delete_checkpoint(false);
+    backup = std::make_shared<BackupAndRestore>((dir / "backup").string(), backup_options);
     std::ofstream(dir / "model.json") << model->to_json(2) << "\n";
-    callbacks = {std::make_shared<BackupAndRestore>((dir / "backup").string(), backup),
+    callbacks = {backup,
                  std::make_shared<ModelCheckpoint>((dir / "checkpoints" / "ckpt-{epoch:02d}.h5").string()),
                  std::make_shared<TensorBoard>((dir / "logs").string()),
                  // append: a resumed run continues the file instead of starting it again
                  std::make_shared<CSVLogger>((dir / "history.csv").string(), ",", /*append=*/true)};
   }
   FitOptions fit_options = FitOptions()
-                               .batch_size(batch_size)
-                               .epochs(int(epochs))
+                               .batch_size(o.batch_size)
+                               .epochs(o.epochs)
                                .validation_split(0.1)
                                .callbacks(callbacks)
-                               .verbose(int(verbose));
-  if (steps_per_epoch > 0) fit_options.steps_per_epoch(steps_per_epoch);
-  model->fit(x_train, y_train, fit_options);
-  auto scores = model->evaluate(x_test, y_test, EvaluateOptions().batch_size(batch_size).verbose(0));
-  std::printf("test_loss=%.4f\n", scores.at("loss"));
-  if (!model_dir.empty()) {
-    model->save((dir / "model.h5").string());
+                               .verbose(o.verbose);
+  if (o.steps_per_epoch > 0) fit_options.steps_per_epoch(o.steps_per_epoch);
+  apps::fit_explaining_interruption(!o.model_dir.empty(),
+                                    [&] { model->fit(x_train, y_train, fit_options); });
+  apps::kill_point("after_fit");
+  if (backup) {
+    apps::save_final_model(*model, dir / "model.h5", *backup);
     std::printf("saved %s\n", (dir / "model.h5").string().c_str());
   }
-  std::printf("test_accuracy=%.4f\n", scores.at("accuracy"));
+  const auto scores =
+      model->evaluate(x_test, y_test, EvaluateOptions().batch_size(o.batch_size).verbose(0));
+  std::printf("test_loss=%.4f\n", apps::score(scores, "loss", "the model on the test set"));
+  std::printf("test_accuracy=%.4f\n", apps::score(scores, "accuracy", "the model on the test set"));
   return 0;
 }
 

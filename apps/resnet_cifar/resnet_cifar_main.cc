@@ -39,9 +39,15 @@
 #include <string>
 #include <vector>
 
+#include "apps/common/final_save.h"
+#include "apps/common/interruption.h"
 #include "apps/common/main_guard.h"
+#include "apps/common/model_dir.h"
+#include "apps/common/scores.h"
 #include "apps/common/strategy_setup.h"
+#include "apps/common/test_hooks.h"
 #include "apps/resnet_cifar/cifar_input.h"
+#include "apps/resnet_cifar/resnet_cifar_flags.h"
 #include "apps/resnet_cifar/resnet_model.h"
 
 using namespace strata;
@@ -125,128 +131,79 @@ int64_t count(const std::vector<VariablePtr>& vars) {
 }  // namespace
 
 static int run(int argc, char** argv) {
-  apps::Flags flags("resnet_cifar",
-                    "Trains a ResNet on CIFAR-10 (TensorFlow's official resnet_cifar_main.py).");
-  std::string& data_dir = flags.add_string(
-      "data_dir", "",
-      "Folder holding cifar-10-batches-bin/ (or that folder). Default: $STRATA_DATA_DIR/cifar10, "
-      "then ~/.strata/datasets/cifar10.");
-  std::string& model_dir = flags.add_string(
-      "model_dir", "",
-      "If set: backup/ (a killed run resumes when started again with the same command), "
-      "model.ckpt-<epoch>.h5 weights each epoch, logs/ for TensorBoard, training_log.csv, "
-      "model.json, and model.h5 (the whole model, Keras' HDF5 layout) at the end.");
-  bool& eval_only = flags.add_bool(
-      "eval_only", false, "Skip training: load <model_dir>/model.h5 and evaluate it on the test set.");
-  int64_t& batch_size = flags.add_int("batch_size", 128, "Global batch size for training and evaluation (split over the replicas).");
-  int64_t& train_epochs = flags.add_int("train_epochs", 182, "Number of epochs to train.");
-  int64_t& train_steps = flags.add_int(
-      "train_steps", 0, "If > 0: train only this many steps in total (one epoch of that many steps).");
-  int64_t& resnet_size = flags.add_int(
-      "resnet_size", 20, "Depth of the ResNet: one of " + resnet_cifar::supported_sizes_text() + ".");
-  bool& use_synthetic_data = flags.add_bool(
-      "use_synthetic_data", false, "Train and evaluate on random images and labels (no files needed).");
-  bool& skip_eval = flags.add_bool("skip_eval", false, "Skip evaluation (in fit and at the end).");
-  int64_t& epochs_between_evals = flags.add_int(
-      "epochs_between_evals", 1, "Evaluate on the test set during fit every this many epochs.");
-  int64_t& log_steps = flags.add_int("log_steps", 100, "Print examples/second every this many steps.");
-  std::string& distribution_strategy = flags.add_string(
-      "distribution_strategy", "one_device",
-      "How to distribute training: 'off' (no strategy), 'one_device' (OneDeviceStrategy on "
-      "/gpu:0 with --num_gpus=1, else /cpu:0), 'mirrored' (MirroredStrategy) or 'central_storage' "
-      "(CentralStorageStrategy) over --num_gpus GPUs, or --num_cpu_replicas logical CPU devices "
-      "when --num_gpus=0; --batch_size is the global batch, split over the replicas. multi_worker_mirrored and parameter_server are not available yet.",
-      {"off", "one_device", "mirrored", "central_storage", "multi_worker_mirrored", "parameter_server"});
-  int64_t& num_cpu_replicas = flags.add_int(
-      "num_cpu_replicas", 1,
-      "With --num_gpus=0 and mirrored or central_storage: split the CPU into this many logical "
-      "devices /cpu:0.. (each with its share of the threads) and run one replica on each. "
-      "--batch_size must be a multiple of it.");
-  int64_t& num_gpus = flags.add_int(
-      "num_gpus", 0,
-      "GPUs to use (0: the CPU). 1 with off/one_device trains on /gpu:0; N with mirrored or "
-      "central_storage runs one replica per GPU (mirrored: NCCL all-reduce by default).");
-  std::string& all_reduce_alg = flags.add_string(
-      "all_reduce_alg", "",
-      "With mirrored: the cross-device all-reduce, 'hierarchical_copy' or 'nccl' (GPUs only, "
-      "not available yet). Default: ReductionToOneDevice.",
-      {"hierarchical_copy", "nccl"});
-  int64_t& num_packs = flags.add_int("num_packs", 1, "With --all_reduce_alg: the number of packs (>= 1).");
-  std::string& dtype = flags.add_string(
-      "dtype", "fp32",
-      "Compute dtype: fp16 / bf16 set the Keras mixed-precision policy mixed_float16 / "
-      "mixed_bfloat16 (16-bit compute, float32 variables; fp16 adds dynamic loss scaling).",
-      {"fp32", "fp16", "bf16"});
-  int64_t& seed = flags.add_int("seed", 42, "Random seed (weights, shuffling, augmentation).");
-  flags.parse(argc, argv);
+  const resnet_cifar::Options o = resnet_cifar::parse_flags(argc, argv);
+  const int64_t batch_size = o.batch_size;
 
-  if (batch_size < 1) throw apps::FlagError("--batch_size must be >= 1, got " + std::to_string(batch_size));
-  if (train_epochs < 1) throw apps::FlagError("--train_epochs must be >= 1, got " + std::to_string(train_epochs));
-  if (train_steps < 0) throw apps::FlagError("--train_steps must be >= 0, got " + std::to_string(train_steps));
-  if (log_steps < 1) throw apps::FlagError("--log_steps must be >= 1, got " + std::to_string(log_steps));
-  if (epochs_between_evals < 1) throw apps::FlagError("--epochs_between_evals must be >= 1");
-  {
-    const auto& sizes = resnet_cifar::supported_sizes();
-    if (std::find(sizes.begin(), sizes.end(), resnet_size) == sizes.end()) {
-      throw apps::FlagError("--resnet_size " + std::to_string(resnet_size) +
-                            " is not supported; use one of " + resnet_cifar::supported_sizes_text());
-    }
-  }
-  if (distribution_strategy == "multi_worker_mirrored" || distribution_strategy == "parameter_server") {
-    throw apps::FlagError("--distribution_strategy=" + distribution_strategy +
-                          " is not available yet: multi-worker strategies arrive with the "
-                          "distribute issues; use off, one_device, mirrored or central_storage");
-  }
-  apps::check_replica_flags(distribution_strategy, num_cpu_replicas, num_gpus);
-  if (!all_reduce_alg.empty() && distribution_strategy != "mirrored") {
-    throw apps::FlagError("--all_reduce_alg applies to --distribution_strategy=mirrored only");
-  }
-  if (num_packs < 1) throw apps::FlagError("--num_packs must be >= 1, got " + std::to_string(num_packs));
-  if (!use_synthetic_data && batch_size > resnet_cifar::kNumTrainImages) {
-    throw apps::FlagError("--batch_size " + std::to_string(batch_size) + " exceeds the " +
-                          std::to_string(resnet_cifar::kNumTrainImages) + " training images");
+  // --model_dir before any work: an unusable one is an error now, not after an epoch; the lock
+  // keeps a second training run off it for as long as this one lives. --eval_only only reads
+  // model.h5 (replaced atomically by a training run), so it neither creates nor locks the dir.
+  const std::filesystem::path dir(o.model_dir);
+  std::unique_ptr<apps::ModelDirLock> lock;
+  if (!o.model_dir.empty() && !o.eval_only) {
+    lock = apps::claim_model_dir(dir, {"logs", "backup"},
+                                {"model.json", "model.h5", "training_log.csv"});
   }
 
   // ---- distribution strategy (before any variable exists) ----
   std::shared_ptr<distribute::CrossDeviceOps> cross_device_ops;
-  if (distribution_strategy == "mirrored" && all_reduce_alg == "hierarchical_copy") {
-    cross_device_ops = std::make_shared<distribute::HierarchicalCopyAllReduce>(int(num_packs));
-  } else if (distribution_strategy == "mirrored" && all_reduce_alg == "nccl") {
-    cross_device_ops = std::make_shared<distribute::NcclAllReduce>(int(num_packs));
+  if (o.distribution_strategy == "mirrored" && o.all_reduce_alg == "hierarchical_copy") {
+    cross_device_ops = std::make_shared<distribute::HierarchicalCopyAllReduce>(o.num_packs);
+  } else if (o.distribution_strategy == "mirrored" && o.all_reduce_alg == "nccl") {
+    cross_device_ops = std::make_shared<distribute::NcclAllReduce>(o.num_packs);
   }
   const std::shared_ptr<distribute::Strategy> strategy =
-      apps::make_strategy(distribution_strategy, int(num_cpu_replicas), int(num_gpus),
+      apps::make_strategy(o.distribution_strategy, o.num_cpu_replicas, o.num_gpus,
                           cross_device_ops);
-  const Device off_device = apps::default_device_for(num_gpus);
+  const Device off_device = apps::default_device_for(o.num_gpus);
   // The global batch must split evenly over the replicas: the library's error, before any work.
   std::printf("Strategy: %s\n",
               apps::describe_strategy(strategy.get(), batch_size, off_device).c_str());
-  set_random_seed(uint64_t(seed));
+  set_random_seed(o.seed);
   // Before any layer exists: layers take the global policy when they are created.
-  if (dtype != "fp32") {
-    mixed_precision::set_global_policy(dtype == "fp16" ? "mixed_float16" : "mixed_bfloat16");
+  if (o.dtype != "fp32") {
+    mixed_precision::set_global_policy(o.dtype == "fp16" ? "mixed_float16" : "mixed_bfloat16");
     std::printf("Mixed precision: %s\n", mixed_precision::global_policy().name().c_str());
   }
 
   // ---- input ----
-  const int64_t steps_per_epoch_full = std::max<int64_t>(1, resnet_cifar::kNumTrainImages / batch_size);
+  // An epoch is a pass over the training images loaded (the official script's NUM_IMAGES,
+  // which synthetic data stands in for): steps per epoch and the learning-rate boundaries
+  // follow from it.
+  int64_t num_train_images = resnet_cifar::kNumTrainImages;
   std::optional<data::Dataset> train_ds, eval_ds;
   int64_t eval_steps = -1;
-  if (use_synthetic_data) {
+  if (o.use_synthetic_data) {
     std::printf("Using synthetic data: one batch of %lld random 32x32x3 images, repeated\n",
                 static_cast<long long>(batch_size));
-    train_ds = resnet_cifar::synthetic_dataset(batch_size, uint64_t(seed));
-    eval_ds = resnet_cifar::synthetic_dataset(batch_size, uint64_t(seed) + 1);
+    train_ds = resnet_cifar::synthetic_dataset(batch_size, o.seed);
+    eval_ds = resnet_cifar::synthetic_dataset(batch_size, o.seed + 1);
     eval_steps = std::max<int64_t>(1, resnet_cifar::kNumEvalImages / batch_size);
   } else {
     const auto start = Clock::now();
-    auto [train, test] = cifar10::load_data(data_dir);
+    auto [train, test] = cifar10::load_data(o.data_dir);
     std::printf("CIFAR-10: x_train %s, x_test %s (loaded in %.2fs)\n",
                 train.first.shape().to_string().c_str(), test.first.shape().to_string().c_str(),
                 seconds_since(start));
-    train_ds = resnet_cifar::train_dataset(train.first, train.second, batch_size, uint64_t(seed));
+    num_train_images = train.first.shape()[0];
+    const int64_t num_test_images = test.first.shape()[0];
+    const std::string where =
+        o.data_dir.empty() ? "the CIFAR-10 data" : "--data_dir " + o.data_dir;
+    if (!o.eval_only && batch_size > num_train_images) {
+      // Batches drop their remainder: no full batch, no training step.
+      throw apps::FlagError("--batch_size " + std::to_string(batch_size) + " exceeds the " +
+                            std::to_string(num_train_images) + " training images of " + where +
+                            "; use at most " + std::to_string(num_train_images));
+    }
+    if (num_test_images == 0 && (o.eval_only || !o.skip_eval)) {
+      throw ValueError("the CIFAR-10 test set (test_batch.bin) of " + where +
+                       " has no images, so there is nothing to evaluate; restore it "
+                       "(scripts/get_datasets cifar10)" +
+                       (o.eval_only ? "" : " or train without evaluating (--skip_eval)"));
+    }
+    train_ds = resnet_cifar::train_dataset(train.first, train.second, batch_size, o.seed);
     eval_ds = resnet_cifar::eval_dataset(test.first, test.second, batch_size);
   }
+  const int64_t steps_per_epoch_full = std::max<int64_t>(1, num_train_images / batch_size);
 
   // The model is created and compiled in the strategy's scope, so its variables (and the
   // optimizer's and metrics') are the strategy's; fit and evaluate re-enter the strategy.
@@ -256,23 +213,21 @@ static int run(int argc, char** argv) {
   std::optional<DeviceScope> placement;
   if (!strategy) placement.emplace(off_device);
 
-  const std::filesystem::path dir(model_dir);
-  if (eval_only) {
-    if (model_dir.empty()) throw apps::FlagError("--eval_only needs --model_dir (where model.h5 is)");
-    if (skip_eval) throw apps::FlagError("--eval_only and --skip_eval contradict each other");
+  if (o.eval_only) {
     std::shared_ptr<Model> saved = load_model((dir / "model.h5").string());
     EvaluateOptions eval_options = EvaluateOptions().verbose(0);
     if (eval_steps > 0) eval_options.steps(eval_steps);
     const auto start = Clock::now();
     const auto scores = saved->evaluate(*eval_ds, eval_options);
+    const std::string what = (dir / "model.h5").string() + " on the test set";
     std::printf("Evaluation of %s (%.2fs): loss %.4f, accuracy %.4f\n",
-                (dir / "model.h5").string().c_str(), seconds_since(start), scores.at("loss"),
-                scores.at("accuracy"));
+                (dir / "model.h5").string().c_str(), seconds_since(start),
+                apps::score(scores, "loss", what), apps::score(scores, "accuracy", what));
     return 0;
   }
 
   // ---- model ----
-  std::shared_ptr<Model> model = resnet_cifar::resnet(int(resnet_size));
+  std::shared_ptr<Model> model = resnet_cifar::resnet(o.resnet_size);
   const int64_t trainable = count(model->trainable_weights());
   const int64_t non_trainable = count(model->non_trainable_weights());
   std::printf("Model %s: %zu layers, %s params (trainable %s, non-trainable %s)\n",
@@ -294,9 +249,9 @@ static int run(int argc, char** argv) {
   scope.reset();
 
   int64_t steps_per_epoch = steps_per_epoch_full;
-  int epochs = int(train_epochs);
-  if (train_steps > 0) {
-    steps_per_epoch = train_steps;
+  int epochs = o.train_epochs;
+  if (o.train_steps > 0) {
+    steps_per_epoch = o.train_steps;
     epochs = 1;
   }
   std::printf("Training %d epoch(s) of %lld steps, batch size %lld, learning rate %g "
@@ -306,13 +261,16 @@ static int run(int argc, char** argv) {
               static_cast<long long>(boundaries[2]), get_num_threads());
 
   // ---- callbacks ----
-  auto time_history = std::make_shared<TimeHistory>(batch_size, log_steps);
+  auto time_history = std::make_shared<TimeHistory>(batch_size, o.log_steps);
   std::vector<CallbackPtr> callbacks{time_history};
-  if (!model_dir.empty()) {
-    std::filesystem::create_directories(dir);
+  std::shared_ptr<BackupAndRestore> backup;
+  if (!o.model_dir.empty()) {
     std::ofstream(dir / "model.json") << model->to_json(2) << "\n";
+    // Kept after fit until model.h5 is on disk (apps::save_final_model).
+    backup = std::make_shared<BackupAndRestore>(
+        (dir / "backup").string(), BackupAndRestoreOptions().delete_checkpoint(false));
     // BackupAndRestore first: on resume it restores the state the other callbacks then see.
-    callbacks.insert(callbacks.begin(), std::make_shared<BackupAndRestore>((dir / "backup").string()));
+    callbacks.insert(callbacks.begin(), backup);
     callbacks.push_back(std::make_shared<ModelCheckpoint>(
         (dir / "model.ckpt-{epoch:04d}.h5").string(), ModelCheckpointOptions().save_weights_only(true)));
     callbacks.push_back(std::make_shared<TensorBoard>((dir / "logs").string()));
@@ -325,12 +283,13 @@ static int run(int argc, char** argv) {
                                .steps_per_epoch(steps_per_epoch)
                                .callbacks(callbacks)
                                .verbose(2);
-  if (!skip_eval) {
-    fit_options.validation_data(*eval_ds).validation_freq(int(epochs_between_evals));
+  if (!o.skip_eval) {
+    fit_options.validation_data(*eval_ds).validation_freq(o.epochs_between_evals);
     if (eval_steps > 0) fit_options.validation_steps(eval_steps);
   }
-  model->fit(*train_ds, fit_options);
-  if (!model_dir.empty()) model->save((dir / "model.h5").string());
+  apps::fit_explaining_interruption(backup != nullptr, [&] { model->fit(*train_ds, fit_options); });
+  apps::kill_point("after_fit");
+  if (backup) apps::save_final_model(*model, dir / "model.h5", *backup);
 
   const int64_t steps = time_history->global_steps();
   std::printf("Trained %lld steps (%lld examples) in %.2fs: %.1f examples/sec overall, "
@@ -340,13 +299,14 @@ static int run(int argc, char** argv) {
               time_history->train_seconds() > 0 ? double(steps * batch_size) / time_history->train_seconds() : 0.0,
               time_history->average_examples_per_second());
 
-  if (!skip_eval) {
+  if (!o.skip_eval) {
     EvaluateOptions eval_options = EvaluateOptions().verbose(0);
     if (eval_steps > 0) eval_options.steps(eval_steps);
     const auto start = Clock::now();
     const auto scores = model->evaluate(*eval_ds, eval_options);
     std::printf("Evaluation (%.2fs): loss %.4f, accuracy %.4f\n", seconds_since(start),
-                scores.at("loss"), scores.at("accuracy"));
+                apps::score(scores, "loss", "the model on the test set"),
+                apps::score(scores, "accuracy", "the model on the test set"));
   }
   return 0;
 }

@@ -17,6 +17,8 @@
 #define STRATA_VERSION "unknown"
 #endif
 
+ABSL_FLAG(bool, json, false, "Print one JSON object instead of text.");
+
 namespace {
 
 using strata_info::GpuReport;
@@ -112,11 +114,10 @@ strata::Json to_json(const SystemReport& r) {
 }
 
 int run(int argc, char** argv) {
-  apps::Flags flags("strata-info",
-                    "Prints the Strata build, the CUDA / cuDNN / cuBLAS / NCCL / oneDNN versions, "
-                    "the CPU and every visible GPU with its memory.");
-  const bool& json = flags.add_bool("json", false, "Print one JSON object instead of text.");
-  flags.parse(argc, argv);
+  apps::parse_command_line(argc, argv,
+                           "Prints the Strata build, the CUDA / cuDNN / cuBLAS / NCCL / oneDNN "
+                           "versions, the CPU and every visible GPU with its memory.");
+  const bool json = absl::GetFlag(FLAGS_json);
   const SystemReport report = strata_info::collect_system_report(STRATA_VERSION);
   if (json) {
     std::printf("%s\n", to_json(report).dump(2).c_str());

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "framework/callbacks/worker_files.h"
 #include "framework/core/error.h"
 #include "framework/model/model.h"
 #include "framework/optimizers/optimizer.h"
@@ -157,9 +158,12 @@ void BackupAndRestore::on_train_begin(const Logs&) {
     // The newest backup exists whenever a run is under way (see backup()); a previous one
     // alone is what a finished run left (its newest deleted), and must not be resumed.
     std::error_code ignored;
-    fs::remove(previous_backup_path(), ignored);
+    if (writes_real_files(model(), WorkerFiles::kCheckpoints)) {
+      fs::remove(previous_backup_path(), ignored);
+    }
     return;
   }
+  // Every worker restores from the chief's backup in backup_dir, so all resume the same step.
   std::vector<std::string> candidates{backup_path()};
   if (exists(previous_backup_path())) candidates.push_back(previous_backup_path());
   std::string failures;
@@ -201,8 +205,21 @@ void BackupAndRestore::backup(bool epoch_done) {
   // link renamed over the previous one, so the newest never goes missing (a crash between two
   // renames would leave only the previous). A damaged newest is not kept over an intact
   // previous backup.
-  const std::string newest = backup_path();
-  const std::string previous = previous_backup_path();
+  // Every worker backs up alike (the same reads and decisions), but only the chief's files are
+  // the real ones: the others write to a temporary directory of their own, removed at once
+  // (worker_files.h).
+  const std::string dir = write_dirpath(backup_dir_, model(), WorkerFiles::kCheckpoints);
+  struct RemoveTemp {
+    const std::string& dir;
+    const Model* model;
+    ~RemoveTemp() { remove_worker_temp_dir(dir, model, WorkerFiles::kCheckpoints); }
+  } remove_temp{backup_dir_, model()};
+  if (dir != backup_dir_) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+  }
+  const std::string newest = (fs::path(dir) / "backup.h5").string();
+  const std::string previous = (fs::path(dir) / "backup.previous.h5").string();
   const auto keep_newest = [&] {
     if (!exists(newest)) return;
     std::string why;
@@ -237,7 +254,10 @@ void BackupAndRestore::on_preemption(int) {
 }
 
 void BackupAndRestore::on_train_end(const Logs&) {
-  if (options_.delete_checkpoint_) delete_backups();
+  // Only the worker that writes the backups deletes them.
+  if (options_.delete_checkpoint_ && writes_real_files(model(), WorkerFiles::kCheckpoints)) {
+    delete_backups();
+  }
 }
 
 void BackupAndRestore::delete_backups() const {

@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "framework/callbacks/filepath_format.h"
+#include "framework/callbacks/worker_files.h"
 #include "framework/core/error.h"
 
 namespace strata {
@@ -23,14 +24,17 @@ CSVLogger::CSVLogger(std::string filename, std::string separator, bool append)
 
 void CSVLogger::on_train_begin(const Logs&) {
   if (file_.is_open()) file_.close();
+  // A worker other than the chief logs to a temporary file of its own, removed at the end.
+  const std::string path = write_filepath(filename_, model(), WorkerFiles::kCheckpoints);
   std::error_code ec;
+  if (path != filename_) std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
   // Python's readline() is empty only for an empty file: that is when a header still belongs.
-  write_header_ = !append_ || !std::filesystem::exists(filename_, ec) ||
-                  std::filesystem::file_size(filename_, ec) == 0;
+  write_header_ = !append_ || !std::filesystem::exists(path, ec) ||
+                  std::filesystem::file_size(path, ec) == 0;
   // Binary, so that "\r\n" reaches the file as written.
-  file_.open(filename_, std::ios::binary | (append_ ? std::ios::app : std::ios::trunc));
+  file_.open(path, std::ios::binary | (append_ ? std::ios::app : std::ios::trunc));
   if (!file_) {
-    throw IOError("CSVLogger: cannot open \"" + filename_ +
+    throw IOError("CSVLogger: cannot open \"" + path +
                   "\" for writing: " + std::strerror(errno));
   }
   // Columns are fixed per fit() (Keras 3 resets them too, so a reused logger follows new logs).
@@ -86,6 +90,7 @@ void CSVLogger::on_epoch_end(int epoch, const Logs& logs) {
 
 void CSVLogger::on_train_end(const Logs&) {
   if (file_.is_open()) file_.close();
+  remove_worker_temp_file(filename_, model(), WorkerFiles::kCheckpoints);
 }
 
 }  // namespace strata

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "framework/callbacks/worker_files.h"
 #include "framework/core/error.h"
 #include "framework/model/model.h"
 #include "framework/optimizers/optimizer.h"
@@ -57,7 +58,8 @@ TensorBoard::~TensorBoard() = default;
 summary::SummaryWriter& TensorBoard::train_writer() {
   if (!train_) {
     train_ = std::make_unique<summary::SummaryWriter>(
-        (std::filesystem::path(log_dir_) / "train").string());
+        (std::filesystem::path(write_dirpath(log_dir_, model(), WorkerFiles::kSummaries)) / "train")
+            .string());
   }
   return *train_;
 }
@@ -65,7 +67,9 @@ summary::SummaryWriter& TensorBoard::train_writer() {
 summary::SummaryWriter& TensorBoard::val_writer() {
   if (!val_) {
     val_ = std::make_unique<summary::SummaryWriter>(
-        (std::filesystem::path(log_dir_) / "validation").string());
+        (std::filesystem::path(write_dirpath(log_dir_, model(), WorkerFiles::kSummaries)) /
+         "validation")
+            .string());
   }
   return *val_;
 }
@@ -88,7 +92,10 @@ void TensorBoard::on_train_begin(const Logs&) {
   train_writer();
 }
 
-void TensorBoard::on_train_end(const Logs&) { close_writers(); }
+void TensorBoard::on_train_end(const Logs&) {
+  close_writers();
+  remove_worker_temp_dir(log_dir_, model(), WorkerFiles::kSummaries);
+}
 
 void TensorBoard::on_epoch_begin(int, const Logs&) {
   epoch_base_ = global_batch_;

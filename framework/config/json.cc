@@ -19,6 +19,28 @@ std::string type_name(const nlohmann::ordered_json& j) { return j.type_name(); }
                    j.dump().substr(0, 80));
 }
 
+// The byte offset where arrays and objects first nest deeper than `limit`, or npos. A linear
+// scan that skips strings; syntax errors are left to the parser, since a malformed text can
+// only make this count wrongly where the parser will reject the text anyway.
+size_t too_deep_at(const std::string& text, int limit) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;  // the escaped character cannot end the string
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > limit) return i;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return std::string::npos;
+}
+
 }  // namespace
 
 Json::Json() : impl_(std::make_unique<Impl>()) {}
@@ -59,6 +81,16 @@ Json Json::array(std::initializer_list<Json> items) {
 }
 
 Json Json::parse(const std::string& text) {
+  // Checked before parsing: nlohmann's parser itself is iterative, but everything done with the
+  // value afterwards (copies, dump() in error messages, from_config) recurses once per level,
+  // and ~70,000 levels overflow the stack.
+  const size_t deep = too_deep_at(text, kMaxDepth);
+  if (deep != std::string::npos) {
+    throw ValueError("json: cannot parse: arrays and objects nest deeper than " +
+                     std::to_string(kMaxDepth) + " levels (at byte " + std::to_string(deep) +
+                     " of " + std::to_string(text.size()) + "); no Keras config nests nearly "
+                     "that deep, so the text is corrupt or hostile");
+  }
   Json j;
   try {
     j.impl_->value = nlohmann::ordered_json::parse(text);

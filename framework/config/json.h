@@ -32,8 +32,13 @@ class Json {
 
   static Json object(std::initializer_list<std::pair<std::string, Json>> members = {});
   static Json array(std::initializer_list<Json> items = {});
-  // Throws ValueError naming the position of the syntax error.
+  // Throws ValueError naming the position of the syntax error, or the limit when arrays and
+  // objects nest deeper than kMaxDepth.
   static Json parse(const std::string& text);
+  // How deep arrays and objects may nest in parsed text. Keras' configs nest a few dozen levels
+  // (a model inside a model is four); the bound keeps hostile input from exhausting the stack
+  // in the recursive code that later copies, compares, dumps and walks a value.
+  static constexpr int kMaxDepth = 512;
 
   bool is_null() const;
   bool is_object() const;

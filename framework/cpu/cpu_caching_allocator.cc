@@ -6,6 +6,7 @@
 #include <string>
 
 #include "framework/core/error.h"
+#include "framework/memory/format_bytes.h"
 
 namespace strata::cpu {
 namespace {
@@ -35,21 +36,43 @@ size_t block_size(size_t nbytes) {
   return ((nbytes + kPage - 1) / kPage) * kPage;
 }
 
+// Requests beyond this cannot be met on any machine (x86-64 and AArch64 user address spaces
+// have 47-48 bits), and near SIZE_MAX they would overflow the rounding in block_size.
+constexpr size_t kMaxRequest = size_t(1) << 48;
+
+// The memory, or nullptr when the system refuses it.
 void* system_allocate(size_t size) {
-  void* p = std::aligned_alloc(kAlignment, size == 0 ? kAlignment : size);
-  if (p == nullptr) {
-    throw Error("CPU allocator: out of memory allocating " + std::to_string(size) + " bytes (" +
-                std::to_string(allocator_stats().allocated_bytes) + " bytes in use)");
-  }
-  return p;
+  return std::aligned_alloc(kAlignment, size == 0 ? kAlignment : size);
+}
+
+// Frees every cached block (the caller holds the lock).
+void free_cached_blocks(Cache& c) {
+  for (auto& [size, p] : c.free_blocks) std::free(p);
+  c.free_blocks.clear();
+  c.stats.cached_bytes = 0;
+}
+
+// Called after the figures are back to what they were before the failed request, so the
+// message reports the memory the tensors really hold, not that plus the request.
+[[noreturn]] void throw_out_of_memory(size_t nbytes, const AllocatorStats& stats) {
+  throw ResourceExhaustedError(
+      "CPU allocator: out of memory allocating " + format_bytes(nbytes) + " (" +
+      std::to_string(nbytes) + " bytes) for a tensor on /cpu:0; " +
+      format_bytes(stats.allocated_bytes) + " held by live tensors, " +
+      format_bytes(stats.cached_bytes) + " cached. Reduce the batch size or the size of what "
+      "is being loaded, or raise the process's memory limit (ulimit -v, the container's limit)");
 }
 
 }  // namespace
 
 void* cached_allocate(size_t nbytes) {
-  const size_t size = block_size(nbytes);
-  if (size < kCachedMinimum) return system_allocate(size);
   Cache& c = cache();
+  if (nbytes > kMaxRequest) throw_out_of_memory(nbytes, allocator_stats());
+  const size_t size = block_size(nbytes);
+  if (size < kCachedMinimum) {
+    if (void* p = system_allocate(size)) return p;
+    throw_out_of_memory(nbytes, allocator_stats());
+  }
   {
     std::lock_guard<std::mutex> lock(c.mutex);
     auto it = c.free_blocks.lower_bound(size);
@@ -66,7 +89,22 @@ void* cached_allocate(size_t nbytes) {
     ++c.stats.misses;
     c.stats.allocated_bytes += size;
   }
-  return system_allocate(size);
+  if (void* p = system_allocate(size)) return p;
+  // Idle cached blocks may be what the system lacks: return them and try once more, as the
+  // device allocators do.
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    free_cached_blocks(c);
+  }
+  if (void* p = system_allocate(size)) return p;
+  AllocatorStats now;
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    c.stats.allocated_bytes -= std::min(c.stats.allocated_bytes, size);
+    --c.stats.misses;  // a refused request is neither a hit nor a miss
+    now = c.stats;
+  }
+  throw_out_of_memory(nbytes, now);
 }
 
 void cached_deallocate(void* ptr, size_t nbytes) {
@@ -96,9 +134,7 @@ AllocatorStats allocator_stats() {
 void empty_cache() {
   Cache& c = cache();
   std::lock_guard<std::mutex> lock(c.mutex);
-  for (auto& [size, p] : c.free_blocks) std::free(p);
-  c.free_blocks.clear();
-  c.stats.cached_bytes = 0;
+  free_cached_blocks(c);
 }
 
 }  // namespace strata::cpu

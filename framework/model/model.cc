@@ -1,9 +1,13 @@
-// Model: construction, calling, layers, config. Training lives in model_training.cc (compile,
-// steps, losses, metrics) and model_fit.cc (the fit / evaluate / predict loops).
+// Model: construction, calling, layers, config, the strategy it belongs to. Training lives in
+// model_training.cc (compile, steps, losses, metrics); the fit / evaluate / predict loops in
+// framework/trainer/, which the methods at the end of this file hand over to.
 #include "framework/model/model.h"
 
 #include "framework/model/compiled_state.h"
 #include "framework/model/functional_graph.h"
+#include "framework/strategy/strategy.h"
+#include "framework/trainer/epoch_iterator.h"
+#include "framework/trainer/trainer.h"
 
 namespace strata {
 
@@ -93,6 +97,77 @@ std::shared_ptr<Layer> Model::get_layer(const std::string& name) const {
     names += (names.empty() ? "" : ", ") + l->name();
   }
   throw ValueError("Model '" + this->name() + "': no layer named '" + name + "'; layers: " + names);
+}
+
+distribute::Strategy* Model::distribute_strategy() const {
+  if (strategy_ == nullptr) return nullptr;
+  if (strategy_alive_.expired()) {
+    throw StateError("Model '" + name() + "': the distribution strategy whose scope created it "
+                     "has been destroyed; keep the strategy alive as long as the model");
+  }
+  return strategy_;
+}
+
+void Model::remember_strategy() {
+  distribute::Strategy* active = distribute::current_strategy();
+  if (active == nullptr) return;
+  if (strategy_ != nullptr && !strategy_alive_.expired() && strategy_ != active) {
+    throw StateError("Model '" + name() + "' was created under " + strategy_->name() +
+                     " but is being compiled under a different strategy (" + active->name() +
+                     "); create and compile a model in the same strategy's scope");
+  }
+  strategy_ = active;
+  strategy_alive_ = active->liveness();
+}
+
+// ---- the loops: framework/trainer/ ----
+
+History Model::fit(const Tensor& x, const Tensor& y, const FitOptions& options) {
+  return Trainer(*this).fit(x, y, options);
+}
+
+History Model::fit(const data::Dataset& dataset, const FitOptions& options) {
+  return Trainer(*this).fit(dataset, options);
+}
+
+std::map<std::string, double> Model::evaluate(const Tensor& x, const Tensor& y,
+                                              const EvaluateOptions& options) {
+  return Trainer(*this).evaluate(x, y, options);
+}
+
+std::map<std::string, double> Model::evaluate(const data::Dataset& dataset,
+                                              const EvaluateOptions& options) {
+  return Trainer(*this).evaluate(dataset, options);
+}
+
+Tensor Model::predict(const Tensor& x, const PredictOptions& options) {
+  return Trainer(*this).predict(x, options);
+}
+
+Tensor Model::predict(const data::Dataset& dataset, const PredictOptions& options) {
+  return Trainer(*this).predict(dataset, options);
+}
+
+Logs Model::train_on_batch(const Tensor& x, const Tensor& y, const Tensor& sample_weight,
+                           bool reset_metrics) {
+  data::Element batch{x, y};
+  if (sample_weight.defined()) batch.push_back(sample_weight);
+  return Trainer(*this).train_on_batch(batch, reset_metrics);
+}
+
+Logs Model::test_on_batch(const Tensor& x, const Tensor& y, const Tensor& sample_weight,
+                          bool reset_metrics) {
+  data::Element batch{x, y};
+  if (sample_weight.defined()) batch.push_back(sample_weight);
+  return Trainer(*this).test_on_batch(batch, reset_metrics);
+}
+
+Tensor Model::predict_on_batch(const Tensor& x) { return Trainer(*this).predict_on_batch(x); }
+
+TrainingProgress Model::training_progress() const {
+  TrainingProgress p = progress_;
+  if (fit_data_) p.data = fit_data_->position();
+  return p;
 }
 
 }  // namespace strata

@@ -83,18 +83,11 @@ class Model : public Layer {
   Tensor predict_on_batch(const Tensor& x);
 
   // Keras' train_step / test_step / predict_step: override to customise a step (e.g. a GAN);
-  // `batch` is (x, y) or (x, y, sample_weight). They update the compiled metrics; the loop reads
-  // them through metrics_logs().
+  // `batch` is (x, y) or (x, y, sample_weight), this replica's part of the global batch under a
+  // strategy. They update the compiled metrics; the loop reads them through metrics_logs().
   virtual void train_step(const data::Element& batch);
   virtual void test_step(const data::Element& batch);
   virtual Tensor predict_step(const data::Element& batch);
-  // What the loops call: one train / test step on a global batch, or a predict step through the model's strategy:
-  // split over its replicas and run on each (plain calls without a strategy). `global_size` is
-  // the loop's full batch size (0 until the first batch fixes it, for datasets; -1 for a single
-  // batch of any size, split as evenly as it goes).
-  void distributed_train_step(const data::Element& batch, int64_t& global_size);
-  void distributed_test_step(const data::Element& batch, int64_t& global_size);
-  Tensor distributed_predict_step(const data::Element& batch, int64_t& global_size);
   // The current values of "loss" and the compiled metrics.
   Logs metrics_logs() const;
   // Where the model's steps run without a strategy: the default device (DeviceScope) when the
@@ -157,10 +150,12 @@ class Model : public Layer {
   void build_metrics(const std::vector<Tensor>& y_true, const std::vector<Tensor>& y_pred);
 
  private:
+  // The loops (framework/trainer/) run the steps and keep the progress fields below.
   friend class Trainer;
   void require_compiled(const char* method) const;
-  // The epoch loop behind both fit() overloads.
-  History run_fit(EpochIterator& train, EpochIterator* validation, const FitOptions& options);
+  // Builds the compiled metrics (once) from a batch (x, y, ...): a forward pass on its first
+  // sample gives the output shapes. The trainer calls it in the cross-replica context.
+  void build_metrics_from(const data::Element& batch);
   // Remembers the strategy of the active scope, if any (constructors and compile).
   void remember_strategy();
 

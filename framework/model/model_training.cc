@@ -129,11 +129,10 @@ void Model::update_metrics(const std::vector<Tensor>& y_true, const std::vector<
   CompiledState& c = *compiled_;
   distribute::ReplicaContext* replica = distribute::current_replica_context();
   const bool replicated = replica != nullptr && replica->num_replicas_in_sync() > 1;
+  // The loops build the metrics before the first step (Trainer::build_state); a custom loop
+  // calling the steps itself gets them made here, once per process.
   if (!c.metrics_built && replicated) {
-    // Built once, by replica 0, while the others wait; all decide before anyone builds.
-    replica->barrier();
-    if (replica->replica_id_in_sync_group() == 0) build_metrics(y_true, y_pred);
-    replica->barrier();
+    distribute::merge_call(*replica, [&] { if (!c.metrics_built) build_metrics(y_true, y_pred); });
   } else if (!c.metrics_built) {
     build_metrics(y_true, y_pred);
   }
@@ -215,6 +214,18 @@ Unpacked unpack(const data::Element& batch, size_t n_in, size_t n_out, const std
 }
 }  // namespace
 
+void Model::build_metrics_from(const data::Element& batch) {
+  if (compiled_->metrics_built) return;
+  const size_t n_in = graph_ ? graph_->inputs().size() : 1;
+  Unpacked u = unpack(batch, n_in, output_count(*this, graph_), name());
+  if (u.y.empty()) return;  // no targets: the step will say so
+  NoGradGuard no_grad;
+  // One sample is enough to know the output shapes.
+  for (Tensor& x : u.x) x = x.defined() && x.rank() > 0 && x.dim(0) > 1 ? x.slice(0, 1) : x;
+  for (Tensor& y : u.y) y = y.defined() && y.rank() > 0 && y.dim(0) > 1 ? y.slice(0, 1) : y;
+  build_metrics(u.y, call_outputs(u.x, /*training=*/false));
+}
+
 void Model::train_step(const data::Element& batch) {
   require_compiled("train_step");
   const size_t n_in = graph_ ? graph_->inputs().size() : 1;
@@ -249,33 +260,6 @@ Tensor Model::predict_step(const data::Element& batch) {
   Unpacked u = unpack(batch, n_in, output_count(*this, graph_), name());
   NoGradGuard no_grad;
   return call_outputs(u.x, /*training=*/false)[0];
-}
-
-Logs Model::train_on_batch(const Tensor& x, const Tensor& y, const Tensor& sample_weight,
-                           bool reset) {
-  require_compiled("train_on_batch");
-  if (reset) reset_metrics();
-  data::Element batch{x, y};
-  if (sample_weight.defined()) batch.push_back(sample_weight);
-  int64_t global_size = -1;  // a single batch of any size: split as evenly as it goes
-  distributed_train_step(batch, global_size);
-  return metrics_logs();
-}
-
-Logs Model::test_on_batch(const Tensor& x, const Tensor& y, const Tensor& sample_weight,
-                          bool reset) {
-  require_compiled("test_on_batch");
-  if (reset) reset_metrics();
-  data::Element batch{x, y};
-  if (sample_weight.defined()) batch.push_back(sample_weight);
-  int64_t global_size = -1;  // a single batch of any size: split as evenly as it goes
-  distributed_test_step(batch, global_size);
-  return metrics_logs();
-}
-
-Tensor Model::predict_on_batch(const Tensor& x) {
-  int64_t global_size = -1;  // a single batch of any size: split as evenly as it goes
-  return distributed_predict_step({x}, global_size);
 }
 
 }  // namespace strata

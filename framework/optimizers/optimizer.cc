@@ -4,10 +4,8 @@
 #include <cmath>
 #include <limits>
 #include <sstream>
-#include <unordered_set>
 
 #include "framework/autograd/grad_mode.h"
-#include "framework/backend/backend.h"
 #include "framework/ops/creation.h"
 #include "framework/ops/math_ops.h"
 #include "framework/strategy/replica_context.h"
@@ -207,37 +205,48 @@ void Optimizer::apply_gradients(const std::vector<Tensor>& grads,
 
   NoGradGuard no_grad;
   distribute::ReplicaContext* replica = distribute::current_replica_context();
-  const bool replicated = replica != nullptr && replica->num_replicas_in_sync() > 1;
-  // Variables with a single copy shared by every replica (central storage) are updated once, by
-  // replica 0.
-  bool shared_copies = false;
-  if (replicated) {
+  if (replica != nullptr && replica->num_replicas_in_sync() > 1) {
     if (!skip_gradients_aggregation) {
       for (auto& w : work) replica->all_reduce(w.first = w.first.clone(), ReduceOp::kSum);
     }
-    // Slots must be made once, not by every replica: all replicas decide from the same state
-    // (nobody creates before everyone has looked), replica 0 creates, the others wait.
-    bool missing = false;
-    for (const auto& w : work) {
-      missing = missing || !slots_.count(w.second.get());
-      shared_copies = shared_copies || !w.second->has_replica_copies();
-    }
+    // Slots are state made once per process, in the cross-replica context: fit builds them
+    // before its first step; a custom loop that did not call build() gets them made here, by
+    // one replica while the others wait.
+    const bool missing = std::any_of(work.begin(), work.end(),
+                                     [&](const auto& w) { return !slots_.count(w.second.get()); });
     if (missing) {
-      replica->barrier();
-      if (replica->replica_id_in_sync_group() == 0) {
+      distribute::merge_call(*replica, [&] {
         for (const auto& w : work) slots_for(w.second);
-      }
-      replica->barrier();
+      });
     }
-    // Every replica has finished reading the shared copies (its backward pass) before they change.
-    if (shared_copies) replica->barrier();
   }
-  const auto updates_here = [&](const Variable& v) {
-    return !replicated || v.has_replica_copies() || replica->replica_id_in_sync_group() == 0;
-  };
   const int64_t step = iteration_count();
   const double lr = learning_rate_.at(step);
+  const std::vector<double> scales = clip_scales(work);
 
+  OptimizerUpdate base = rule();
+  base.learning_rate = float(lr);
+  base.step = step + 1;
+  base.clip_value = config_.clipvalue ? float(*config_.clipvalue) : 0.0f;
+  // What to apply is decided here; each variable applies it where it lives (variable_update.h).
+  UpdateBatch batch;
+  for (size_t i = 0; i < work.size(); ++i) {
+    const VariablePtr& var = work[i].second;
+    VariableUpdate update;
+    update.rule = base;
+    update.rule.grad_scale = float(scales[i]);
+    update.rule.weight_decay = decays(*var) ? float(*config_.weight_decay) : 0.0f;
+    update.grad = work[i].first;
+    update.slots = slots_for(var).slots;
+    var->apply_update(update, batch);
+  }
+  batch.finish();
+  // Every replica assigns the step: the variable combines it (one write for a central copy).
+  iterations_->assign(Tensor::scalar<int64_t>(step + 1));
+}
+
+std::vector<double> Optimizer::clip_scales(
+    const std::vector<std::pair<Tensor, VariablePtr>>& work) const {
   // Clipping becomes a per-variable gradient multiplier and an elementwise bound, both applied
   // inside the fused kernel, so the update stays a single pass over each variable.
   std::vector<double> scales(work.size(), 1.0);
@@ -257,62 +266,7 @@ void Optimizer::apply_gradients(const std::vector<Tensor>& grads,
                                       : std::numeric_limits<double>::quiet_NaN();
     std::fill(scales.begin(), scales.end(), s);
   }
-
-  OptimizerUpdate base = rule();
-  base.learning_rate = float(lr);
-  base.step = step + 1;
-  base.clip_value = config_.clipvalue ? float(*config_.clipvalue) : 0.0f;
-
-  // Variables sharing device, dtype and hyper-parameters (the clipnorm scale and the decay are
-  // per variable) are updated by one optimizer_update_many call: a GPU updates them in a few
-  // multi-tensor launches instead of one launch each.
-  struct Group {
-    OptimizerUpdate u;
-    std::vector<Tensor*> vars;
-    std::vector<Tensor> grads;
-    std::vector<std::vector<Tensor>> slots;
-  };
-  std::vector<Group> groups;
-  std::unordered_set<const Tensor*> queued;  // variables in `groups`, to keep a repeated one in order
-  const auto flush = [&] {
-    for (Group& g : groups) {
-      std::vector<std::vector<Tensor>*> slot_ptrs;
-      for (std::vector<Tensor>& s : g.slots) slot_ptrs.push_back(&s);
-      backend_for(*g.vars[0]).optimizer_update_many(g.u, g.vars, g.grads, slot_ptrs);
-    }
-    groups.clear();
-    queued.clear();
-  };
-  for (size_t i = 0; i < work.size(); ++i) {
-    const VariablePtr& var = work[i].second;
-    if (!updates_here(*var)) continue;
-    Slots& s = slots_for(var);
-    Tensor& storage = var->storage();
-    const Tensor grad = work[i].first.to(storage.device());
-    std::vector<Tensor> slot_storage;
-    slot_storage.reserve(s.slots.size());
-    for (const VariablePtr& slot : s.slots) slot_storage.push_back(slot->storage());
-
-    OptimizerUpdate u = base;
-    u.grad_scale = float(scales[i]);
-    u.weight_decay = decays(*var) ? float(*config_.weight_decay) : 0.0f;
-    // A variable listed twice gets its updates in list order: send what is queued first.
-    if (queued.count(&storage)) flush();
-    queued.insert(&storage);
-    auto g = std::find_if(groups.begin(), groups.end(), [&](const Group& x) {
-      return x.vars[0]->device() == storage.device() && x.vars[0]->dtype() == storage.dtype() &&
-             x.u.grad_scale == u.grad_scale && x.u.weight_decay == u.weight_decay;
-    });
-    if (g == groups.end()) g = groups.insert(groups.end(), Group{u, {}, {}, {}});
-    g->vars.push_back(&storage);
-    g->grads.push_back(grad);
-    g->slots.push_back(std::move(slot_storage));
-  }
-  flush();
-  // Every replica assigns the step: the variable combines it (one write for a central copy).
-  iterations_->assign(Tensor::scalar<int64_t>(step + 1));
-  // The shared copies are complete before any replica reads them again.
-  if (replicated && shared_copies) replica->barrier();
+  return scales;
 }
 
 }  // namespace strata::optimizers

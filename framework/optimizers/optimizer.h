@@ -1,11 +1,12 @@
 // Optimizer: the Keras optimizer base class. Subclasses (SGD, Adam, AdamW, RMSprop, Adagrad) only
 // name their slots and fill in their hyper-parameters; this class does the rest: validation,
-// gradient clipping, the step count, the learning-rate schedule, and one fused backend kernel
-// call per variable (Backend::optimizer_update) that updates the variable and its slots in place.
+// gradient clipping, the step count, the learning-rate schedule, and what each variable must apply
+// (a VariableUpdate); the variable applies it (Variable::apply_update: a plain one with a fused
+// backend kernel that updates it and its slots in place).
 //
 // All state lives in Variables made by create_variable(), so a distribution strategy's variable
 // creator sees (and may replace) the step counter and every slot. Variables are always reached
-// through their VariablePtr (var->storage()), never through copies kept here.
+// through their VariablePtr, never through copies kept here.
 #pragma once
 
 #include <cstdint>
@@ -36,8 +37,9 @@ class Optimizer {
   // Under a distribution strategy (called on each replica, inside strategy.run), the gradients
   // are first summed over the replicas, unless skip_gradients_aggregation says the caller already
   // did (Keras' argument; the trainer all-reduces in buckets during the backward pass). Then
-  // variables with one copy per replica (mirrored) are updated by every replica on its copy, and
-  // variables with a single copy (central storage) by replica 0 alone, between barriers.
+  // each variable applies its update as its kind requires (mirrored: every replica its copy;
+  // central storage: replica 0 alone while the others wait). Slots not built yet (build()) are
+  // made once per process by merge_call.
   // Virtual (with the accessors below) so that a wrapper such as LossScaleOptimizer can stand in
   // for the optimizer it wraps wherever an Optimizer is expected.
   virtual void apply_gradients(const std::vector<Tensor>& grads,
@@ -101,6 +103,8 @@ class Optimizer {
   };
   Slots& slots_for(const VariablePtr& var);
   bool decays(const Variable& var) const;
+  // Each gradient's clipnorm / global_clipnorm multiplier (1 without clipping).
+  std::vector<double> clip_scales(const std::vector<std::pair<Tensor, VariablePtr>>& work) const;
 
   std::string class_name_;
   std::string name_;

@@ -18,9 +18,14 @@ int64_t InputContext::get_per_replica_batch_size(int64_t global_batch_size) cons
 }
 
 DistributedBatch split_batch(const data::Element& batch, const std::vector<Device>& devices,
-                             int64_t expected_global, const char* who) {
-  const int64_t n = int64_t(devices.size());
-  if (n < 1) throw ValueError(std::string(who) + ": the strategy has no replicas");
+                             int64_t expected_global, const char* who,
+                             const InputContext& context) {
+  const int64_t local = int64_t(devices.size());
+  const int64_t workers = context.num_input_pipelines;
+  const int64_t worker = context.input_pipeline_id;
+  if (local < 1) throw ValueError(std::string(who) + ": the strategy has no replicas");
+  STRATA_CHECK(workers >= 1 && worker >= 0 && worker < workers);
+  const int64_t n = local * workers;
   if (batch.empty() || !batch[0].defined() || batch[0].rank() == 0) {
     throw ValueError(std::string(who) + ": a batch to split over replicas must hold tensors "
                      "with a batch axis (axis 0)");
@@ -48,17 +53,58 @@ DistributedBatch split_batch(const data::Element& batch, const std::vector<Devic
   int64_t start = 0;
   for (int64_t r = 0; r < n; ++r) {
     const int64_t size = base + (r < extra ? 1 : 0);
-    // A replica with no samples computes on the batch's first sample and counts for nothing.
-    const int64_t b = size > 0 ? start : 0, e = size > 0 ? start + size : 1;
-    data::Element part;
-    part.reserve(batch.size());
-    for (const Tensor& t : batch) part.push_back(t.defined() ? t.slice(b, e).to(devices[size_t(r)]) : t);
-    out.per_replica.push_back(std::move(part));
-    out.sizes.push_back(size);
-    out.fractions.push_back(double(size) / double(global));
+    const int64_t local_r = r - worker * local;
+    if (local_r >= 0 && local_r < local) {
+      // A replica with no samples computes on the batch's first sample and counts for nothing.
+      const int64_t b = size > 0 ? start : 0, e = size > 0 ? start + size : 1;
+      data::Element part;
+      part.reserve(batch.size());
+      for (const Tensor& t : batch) {
+        part.push_back(t.defined() ? t.slice(b, e).to(devices[size_t(local_r)]) : t);
+      }
+      out.per_replica.push_back(std::move(part));
+      out.sizes.push_back(size);
+      out.fractions.push_back(double(size) / double(global));
+    }
     start += size;
   }
   return out;
+}
+
+namespace {
+
+// Global batches from a source, split; the first batch fixes the global batch size unless the
+// options give it.
+class SplittingIterator final : public DistributedIterator {
+ public:
+  SplittingIterator(BatchSource source, std::vector<Device> devices, const InputOptions& options,
+                    const InputContext& context)
+      : source_(std::move(source)), devices_(std::move(devices)), options_(options),
+        context_(context) {}
+  std::optional<DistributedBatch> next() override {
+    std::optional<data::Element> batch = source_();
+    if (!batch) return std::nullopt;
+    DistributedBatch out =
+        split_batch(*batch, devices_, options_.global_batch_size, options_.who, context_);
+    if (options_.global_batch_size == 0) options_.global_batch_size = out.global_size;
+    return out;
+  }
+
+ private:
+  BatchSource source_;
+  std::vector<Device> devices_;
+  InputOptions options_;
+  InputContext context_;
+};
+
+}  // namespace
+
+std::unique_ptr<DistributedIterator> make_splitting_iterator(BatchSource source,
+                                                             std::vector<Device> devices,
+                                                             const InputOptions& options,
+                                                             const InputContext& context) {
+  return std::make_unique<SplittingIterator>(std::move(source), std::move(devices), options,
+                                             context);
 }
 
 Tensor concat_replica_outputs(const std::vector<Tensor>& outputs, const DistributedBatch& batch) {

@@ -7,6 +7,7 @@
 // behaves as for a single replica (the "cross-replica context").
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include "framework/backend/kernel_params.h"
@@ -20,8 +21,13 @@ class ReplicaContext {
  public:
   virtual ~ReplicaContext() = default;
 
+  // The replica's id among every replica in sync, over all workers (TensorFlow's
+  // replica_id_in_sync_group): worker w's local replica l is w * replicas_per_worker + l.
   virtual int replica_id_in_sync_group() const = 0;
   virtual int num_replicas_in_sync() const = 0;
+  // The replica's index among this process's replicas: what indexes a distributed variable's
+  // local copies. Equal to the global id while a strategy has a single worker.
+  virtual int local_replica_id() const { return replica_id_in_sync_group(); }
   // The replica's device (its variables' copies and its batch slice live there).
   virtual Device device() const = 0;
 
@@ -46,6 +52,12 @@ class ReplicaContext {
  private:
   double batch_fraction_ = 1.0;
 };
+
+// Runs fn once in this process, in the cross-replica context, while this process's replicas wait
+// for it (TensorFlow's ReplicaContext.merge_call): how state that must exist once per process,
+// such as the optimizer slots of a custom loop that did not build them first, is made from
+// inside a step. Every local replica must call it at the same point.
+void merge_call(ReplicaContext& replica, const std::function<void()>& fn);
 
 // This thread's replica context, or null in the cross-replica context.
 ReplicaContext* current_replica_context();

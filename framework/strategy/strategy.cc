@@ -29,6 +29,38 @@ class DefaultStrategy final : public Strategy {
   void run_replicas(const std::function<void(int)>& fn) override { fn(0); }
   bool is_default() const override { return true; }
 
+  // No splitting: each batch goes whole to the default device (a GPU: through pinned memory,
+  // asynchronously); no copy where it shares that device's memory (logical CPU devices).
+  std::unique_ptr<DistributedIterator> distribute_input(BatchSource source,
+                                                        const InputOptions&) override {
+    return std::make_unique<WholeBatchIterator>(std::move(source));
+  }
+
+ private:
+  class WholeBatchIterator final : public DistributedIterator {
+   public:
+    explicit WholeBatchIterator(BatchSource source) : source_(std::move(source)) {}
+    std::optional<DistributedBatch> next() override {
+      std::optional<data::Element> batch = source_();
+      if (!batch) return std::nullopt;
+      const Device device = default_device();
+      data::Element part;
+      part.reserve(batch->size());
+      for (const Tensor& t : *batch) {
+        part.push_back(t.defined() && !same_memory_space(t.device(), device) ? t.to(device) : t);
+      }
+      DistributedBatch out;
+      out.global_size = part.empty() || !part[0].defined() || part[0].rank() == 0 ? 1 : part[0].dim(0);
+      out.sizes.push_back(out.global_size);
+      out.fractions.push_back(1.0);
+      out.per_replica.push_back(std::move(part));
+      return out;
+    }
+
+   private:
+    BatchSource source_;
+  };
+
  protected:
   VariablePtr create_variable(const VariableSpec& spec, const NextCreator& next) override {
     return next(spec);
@@ -85,9 +117,17 @@ std::shared_ptr<Strategy> get_strategy() {
 
 bool has_strategy() { return t_scope.strategy != nullptr; }
 
+InputContext Strategy::input_context() const {
+  InputContext context;
+  context.num_input_pipelines = num_workers();
+  context.input_pipeline_id = worker_index();
+  context.num_replicas_in_sync = num_replicas_in_sync();
+  return context;
+}
+
 PerReplica Strategy::run(const std::function<Tensor()>& fn) {
   PerReplica out;
-  out.values.resize(size_t(num_replicas_in_sync()));
+  out.values.resize(size_t(num_local_replicas()));
   const int n = num_replicas_in_sync();
   run_replicas([&](int r) {
     // No batch to measure: each replica is taken to hold an equal share (TensorFlow's
@@ -98,13 +138,13 @@ PerReplica Strategy::run(const std::function<Tensor()>& fn) {
   return out;
 }
 
-PerReplica Strategy::run(const std::function<Tensor(const data::Element&)>& fn,
-                         const DistributedBatch& batch) {
-  const int n = num_replicas_in_sync();
+PerReplica Strategy::run_step(const std::function<Tensor(const data::Element&)>& fn,
+                              const DistributedBatch& batch) {
+  const int n = num_local_replicas();
   if (int(batch.per_replica.size()) != n) {
     throw ValueError(name() + ".run: the distributed batch has " +
                      std::to_string(batch.per_replica.size()) + " parts for " + std::to_string(n) +
-                     " replicas; make it with this strategy's experimental_distribute_dataset");
+                     " local replicas; make it with this strategy's experimental_distribute_dataset");
   }
   PerReplica out;
   out.values.resize(size_t(n));
@@ -113,6 +153,11 @@ PerReplica Strategy::run(const std::function<Tensor(const data::Element&)>& fn,
     out.values[size_t(r)] = fn(batch.per_replica[size_t(r)]);
   });
   return out;
+}
+
+std::unique_ptr<DistributedIterator> Strategy::distribute_input(BatchSource source,
+                                                                const InputOptions& options) {
+  return make_splitting_iterator(std::move(source), worker_devices(), options, input_context());
 }
 
 Tensor Strategy::reduce(ReduceOp op, const PerReplica& value, std::optional<int> axis) const {
@@ -153,35 +198,17 @@ Tensor Strategy::reduce(ReduceOp op, const Tensor& value, std::optional<int> axi
 
 DistributedBatch Strategy::split_batch(const data::Element& batch, int64_t expected_global_size,
                                        const char* who) const {
-  return distribute::split_batch(batch, worker_devices(), expected_global_size, who);
+  return distribute::split_batch(batch, worker_devices(), expected_global_size, who,
+                                 input_context());
 }
 
 namespace {
 
-// Global batches from one dataset, split; the first batch fixes the global batch size.
-class SplittingIterator final : public DistributedIterator {
- public:
-  SplittingIterator(std::unique_ptr<data::Iterator> it, std::vector<Device> devices)
-      : it_(std::move(it)), devices_(std::move(devices)) {}
-  std::optional<DistributedBatch> next() override {
-    std::optional<data::Element> batch = it_->next();
-    if (!batch) return std::nullopt;
-    DistributedBatch out = split_batch(*batch, devices_, global_, "experimental_distribute_dataset");
-    if (global_ == 0) global_ = out.global_size;
-    return out;
-  }
-
- private:
-  std::unique_ptr<data::Iterator> it_;
-  std::vector<Device> devices_;
-  int64_t global_ = 0;
-};
-
 // Per-replica batches from one dataset: each group of n consecutive batches is one step.
 class GroupingIterator final : public DistributedIterator {
  public:
-  GroupingIterator(std::unique_ptr<data::Iterator> it, std::vector<Device> devices)
-      : it_(std::move(it)), devices_(std::move(devices)) {}
+  GroupingIterator(std::unique_ptr<data::Iterator> it, std::vector<Device> devices, int workers)
+      : it_(std::move(it)), devices_(std::move(devices)), workers_(workers) {}
   std::optional<DistributedBatch> next() override {
     DistributedBatch out;
     for (size_t r = 0; r < devices_.size(); ++r) {
@@ -203,7 +230,9 @@ class GroupingIterator final : public DistributedIterator {
       out.sizes.push_back(part->at(0).dim(0));
       out.per_replica.push_back(std::move(*part));
     }
-    for (int64_t s : out.sizes) out.global_size += s;
+    // Every worker's pipeline is taken to yield as much as this one (the global batch is the
+    // workers' batches together).
+    for (int64_t s : out.sizes) out.global_size += s * workers_;
     for (int64_t s : out.sizes) out.fractions.push_back(double(s) / double(out.global_size));
     return out;
   }
@@ -211,28 +240,29 @@ class GroupingIterator final : public DistributedIterator {
  private:
   std::unique_ptr<data::Iterator> it_;
   std::vector<Device> devices_;
+  int workers_;
 };
 
 }  // namespace
 
 DistributedDataset Strategy::experimental_distribute_dataset(const data::Dataset& dataset) {
-  std::vector<Device> devices = worker_devices();
-  return DistributedDataset([dataset, devices]() -> std::unique_ptr<DistributedIterator> {
-    return std::make_unique<SplittingIterator>(dataset.make_iterator(), devices);
+  // The dataset's iterators live as long as the distributed iterator that draws from them.
+  return DistributedDataset([this, dataset]() -> std::unique_ptr<DistributedIterator> {
+    std::shared_ptr<data::Iterator> it = dataset.make_iterator();
+    InputOptions options;
+    options.who = "experimental_distribute_dataset";
+    return distribute_input([it] { return it->next(); }, options);
   });
 }
 
 DistributedDataset Strategy::distribute_datasets_from_function(
     const std::function<data::Dataset(const InputContext&)>& fn) {
   if (!fn) throw ValueError(name() + ".distribute_datasets_from_function: the function is empty");
-  InputContext context;
-  context.num_input_pipelines = 1;
-  context.input_pipeline_id = 0;
-  context.num_replicas_in_sync = num_replicas_in_sync();
-  data::Dataset dataset = fn(context);
+  data::Dataset dataset = fn(input_context());
   std::vector<Device> devices = worker_devices();
-  return DistributedDataset([dataset, devices]() -> std::unique_ptr<DistributedIterator> {
-    return std::make_unique<GroupingIterator>(dataset.make_iterator(), devices);
+  const int workers = num_workers();
+  return DistributedDataset([dataset, devices, workers]() -> std::unique_ptr<DistributedIterator> {
+    return std::make_unique<GroupingIterator>(dataset.make_iterator(), devices, workers);
   });
 }
 

@@ -13,6 +13,10 @@
 //
 // Custom training loops: strategy.run(fn, batch) runs fn once per replica on its slice of the
 // batch; strategy.reduce() combines what they return.
+//
+// The training loops (framework/trainer/) reach a strategy only through distribute_input(),
+// run_step() and join(), and callbacks through is_chief() / should_checkpoint(): a strategy whose
+// replicas live in other processes or machines overrides those, not the loops.
 #pragma once
 
 #include <functional>
@@ -23,6 +27,7 @@
 
 #include "framework/backend/kernel_params.h"
 #include "framework/strategy/distributed_dataset.h"
+#include "framework/strategy/distributed_input.h"
 #include "framework/strategy/distributed_values.h"
 #include "framework/variables/creator_stack.h"
 
@@ -57,15 +62,50 @@ class Strategy : public std::enable_shared_from_this<Strategy> {
   };
   [[nodiscard]] Scope scope();
 
-  // Runs fn(replica) once per replica, each on its replica thread with its ReplicaContext, device
-  // scope and share of the cores; returns when all are done and rethrows the first error.
+  // ---- Where this process stands (TensorFlow's strategy.extended) ----
+  // The workers (processes) training together and this one's index among them. A single-process
+  // strategy is one worker; multi-worker and parameter-server strategies override these.
+  virtual int num_workers() const { return 1; }
+  virtual int worker_index() const { return 0; }
+  // The worker that writes checkpoints and summaries for the whole job (TensorFlow's chief).
+  virtual bool is_chief() const { return worker_index() == 0; }
+  // Whether this worker's checkpoints and summaries are the real ones (extended.should_checkpoint,
+  // should_save_summary); the others write to a temporary place (callbacks/write_path.h).
+  virtual bool should_checkpoint() const { return is_chief(); }
+  virtual bool should_save_summary() const { return is_chief(); }
+  // This worker's replicas: worker_devices().size(); num_replicas_in_sync() counts all workers'.
+  int num_local_replicas() const { return int(worker_devices().size()); }
+  // What this worker's input pipeline is (tf.distribute.InputContext): one pipeline per worker.
+  InputContext input_context() const;
+
+  // ---- What the training loops call: input, steps, sync ----
+  // The distributed input of one loop: draws global batches from `source` (an epoch's batches, a
+  // dataset's iterator) and yields this worker's part of each, split over its replicas. The
+  // global batch size, checks and each replica's batch fraction live in the iterator and the
+  // batches it yields. `source` must outlive the iterator.
+  virtual std::unique_ptr<DistributedIterator> distribute_input(BatchSource source,
+                                                                const InputOptions& options);
+  // Runs fn once per local replica on its part of `batch`, each on its replica thread with its
+  // ReplicaContext (batch_fraction() set from the batch), device scope and share of the cores;
+  // returns their results (local replica order) once all are done, rethrowing the first error.
+  virtual PerReplica run_step(const std::function<Tensor(const data::Element&)>& fn,
+                              const DistributedBatch& batch);
+  // Returns once every step run so far has finished everywhere (a strategy that runs steps
+  // asynchronously, such as a parameter-server one, waits here; synchronous ones return at once).
+  // The loops call it before callbacks read state at the end of an epoch or a loop.
+  virtual void join() {}
+
+  // Runs fn(replica) once per local replica, each on its replica thread with its ReplicaContext,
+  // device scope and share of the cores; returns when all are done and rethrows the first error.
   virtual void run_replicas(const std::function<void(int replica)>& fn) = 0;
 
   // tf.distribute.Strategy.run: fn once per replica; its results, one per replica. Each replica's
   // batch_fraction() is 1 / num_replicas_in_sync() (equal shares).
   PerReplica run(const std::function<Tensor()>& fn);
-  // The same with each replica's part of a distributed batch as the argument.
-  PerReplica run(const std::function<Tensor(const data::Element&)>& fn, const DistributedBatch& batch);
+  // The same with each replica's part of a distributed batch as the argument (run_step).
+  PerReplica run(const std::function<Tensor(const data::Element&)>& fn, const DistributedBatch& batch) {
+    return run_step(fn, batch);
+  }
   // Combines per-replica values: elementwise over replicas (axis unset) or also along `axis`
   // (kSum: the sum over replicas of each value's sum along axis; kMean: the mean over all
   // elements along axis of every replica, i.e. weighted by their sizes). kSum and kMean only.
@@ -73,15 +113,16 @@ class Strategy : public std::enable_shared_from_this<Strategy> {
   // Result of a single value (the default strategy's run): returned as is.
   Tensor reduce(ReduceOp op, const Tensor& value, std::optional<int> axis = std::nullopt) const;
 
-  // Each global batch of `dataset` split evenly over the replicas (see batch_split.h).
+  // Each global batch of `dataset` split evenly over the replicas (distribute_input).
   DistributedDataset experimental_distribute_dataset(const data::Dataset& dataset);
-  // One dataset per input pipeline (one here: all replicas are in this process), made by `fn`;
-  // its batches are per-replica batches: replica r takes the r-th of each group of
-  // num_replicas_in_sync() consecutive batches.
+  // One dataset per input pipeline (one per worker), made by `fn` with this worker's
+  // input_context(); its batches are per-replica batches: local replica r takes the r-th of each
+  // group of num_local_replicas() consecutive batches.
   DistributedDataset distribute_datasets_from_function(
       const std::function<data::Dataset(const InputContext&)>& fn);
 
-  // Splits one global batch over the replicas (fit does this each step).
+  // Splits one global batch over the replicas as distribute_input does (expected_global_size: 0
+  // when this batch fixes it, -1 for any size).
   DistributedBatch split_batch(const data::Element& batch, int64_t expected_global_size,
                                const char* who) const;
 

@@ -6,6 +6,7 @@
 #include "framework/mixed_precision/autocast.h"
 #include "framework/ops/creation.h"
 #include "framework/ops/math_ops.h"
+#include "framework/ops/nn_ops.h"
 #include "framework/ops/shape_ops.h"
 
 namespace strata {
@@ -87,6 +88,17 @@ Tensor Variable::value() const { return make_read(storage_, leaf_); }
 Tensor Variable::read_value() const { return value().detach().clone(); }
 
 Tensor& Variable::storage() { return storage_; }
+
+Tensor Variable::gather(const Tensor& ids) const { return embedding_lookup(value(), ids); }
+
+void Variable::apply_update(const VariableUpdate& update, UpdateBatch& batch) {
+  // storage() is virtual: a mirrored variable's (and its slots') is the local replica's copy.
+  Tensor& dst = storage();
+  std::vector<Tensor> slots;
+  slots.reserve(update.slots.size());
+  for (const std::shared_ptr<Variable>& slot : update.slots) slots.push_back(slot->storage());
+  batch.add(dst, update.rule, update.grad.to(dst.device()), std::move(slots));
+}
 
 Tensor Variable::gradient_handle() const {
   Tensor t = storage_.alias();

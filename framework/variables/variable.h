@@ -9,6 +9,7 @@
 
 #include "framework/core/device_scope.h"
 #include "framework/core/tensor.h"
+#include "framework/variables/variable_update.h"
 
 namespace strata {
 
@@ -75,14 +76,26 @@ class Variable {
   virtual void assign_add(const Tensor& delta);
   virtual void assign_sub(const Tensor& delta);
 
-  // The tensor whose memory holds the value, for fused in-place updates (optimizers).
-  virtual Tensor& storage();
+  // Rows of the value along axis 0 (embedding_lookup(value(), ids), differentiable): what
+  // Embedding asks of its table, so a variable kept elsewhere (sharded, remote) can serve only
+  // the rows a step touches.
+  virtual Tensor gather(const Tensor& ids) const;
+  // Applies one optimizer step's update (optimizers call this, after clipping and reduction;
+  // nothing else does). A plain variable queues a fused in-place update of itself and its slots
+  // into `batch`; distributed variables override this to apply it where and by whom they must.
+  virtual void apply_update(const VariableUpdate& update, UpdateBatch& batch);
+
   // A tensor carrying this variable's leaf node, for GradientTape::gradient(target, variables).
   virtual Tensor gradient_handle() const;
   // Makes reads recorded even when not trainable or the tape doesn't watch variables.
   void watch() const { watched_ = true; }
 
  protected:
+  // The tensor whose memory holds the value: for this class's and its subclasses' own updates.
+  // Nothing outside the variable classes reaches it (optimizers go through apply_update).
+  virtual Tensor& storage();
+  static Tensor& storage_of(Variable& v) { return v.storage(); }
+
   // For distributed variables that keep their values in component variables: the metadata of
   // `spec` and no storage of its own (they override every method that reaches the storage).
   struct NoStorage {};

@@ -1,5 +1,6 @@
-// Internal: the vocabulary logic shared by StringLookup and IntegerLookup (Keras' IndexLookup),
-// for token type T (std::string or int64_t). Index layout, as Keras:
+// Not for direct use (installed because the lookup layers' headers include it): the vocabulary
+// logic shared by StringLookup and IntegerLookup (Keras' IndexLookup), for token type T
+// (std::string or int64_t). Index layout, as Keras:
 //   [mask token (index 0, when set)] [num_oov_indices OOV indices] [vocabulary ...]
 // Out-of-vocabulary tokens map to the single OOV index, or with several OOV indices to
 // oov_start + bucket(token) (FarmHash for strings, floormod for integers, as Keras).

@@ -1,5 +1,6 @@
-// Internal helpers shared by the preprocessing layers: per-layer random streams, image-batch
-// views, and small config (JSON) conversions. Not part of the public API.
+// Helpers shared by the preprocessing layers: per-layer random streams, image-batch views, and
+// small config (JSON) conversions. Not part of the public API (installed because the layers'
+// headers include it).
 #pragma once
 
 #include <cstdint>

@@ -133,7 +133,11 @@ TEST(CudaSlice, BoxesOfARank4TensorAndSliceAssign) {
   };
   for (DType dtype : kCopyDtypes) {
     const Tensor x = input({6, 7, 8, 9}, dtype, 20);
-    for (const auto& [begin, size] : boxes) {
+    for (const auto& b : boxes) {
+      // Named references, not structured bindings: clang 14 (the sanitizer build's compiler)
+      // cannot capture those in a lambda.
+      const auto& begin = b.first;
+      const auto& size = b.second;
       const std::string detail = "begin " + std::to_string(begin[0]) + std::to_string(begin[1]) +
                                  std::to_string(begin[2]) + std::to_string(begin[3]);
       expect_gpu_matches_cpu(

@@ -1,9 +1,11 @@
 // CIFAR-10 binary batches: a few hand-made records through read_cifar_batch and load_data
 // (planar CHW on disk -> NHWC), the folder lookup, and damaged files.
 #include <filesystem>
+#include <fstream>
 
 #include "datasets/cifar10.h"
 #include "framework/core/error.h"
+#include "datasets/memory_limit.h"
 #include "datasets/temp_dir.h"
 #include "support/test_helpers.h"
 
@@ -86,6 +88,31 @@ TEST(Cifar10, TruncatedFile) {
   expect_error<ValueError>([&] { cifar10::read_cifar_batch(path); },
                            {path, "6046 bytes is not a multiple of the 3073-byte record",
                             "1 whole records + 2973 bytes"});
+}
+
+// A sparse 1.2 GB batch (400,000 records) where the memory cannot hold its 1.2 GB of pixels:
+// the reader checks the size against the format, then reports running out of memory as a
+// ResourceExhaustedError naming the file and the size (it used to die of std::bad_alloc).
+TEST(Cifar10, HugeBatchUnderAMemoryLimitIsResourceExhausted) {
+  TempDir dir;
+  const std::string path = dir.file("data_batch_1.bin");
+  { std::ofstream create(path, std::ios::binary); }
+  std::filesystem::resize_file(path, uint64_t(400000) * cifar10::kRecordBytes);  // sparse
+  testing::expect_error_under_memory_limit<ResourceExhaustedError>(
+      [&] { cifar10::read_cifar_batch(path); }, uint64_t(512) << 20,
+      {"read_cifar_batch", path, "out of memory allocating", "1228800000 bytes"});
+}
+
+// The size is checked before anything is read or allocated: 3 GB + 1 byte is no CIFAR batch,
+// whatever the memory.
+TEST(Cifar10, HugeFileOfTheWrongSizeIsRejectedBeforeReading) {
+  TempDir dir;
+  const std::string path = dir.file("data_batch_1.bin");
+  { std::ofstream create(path, std::ios::binary); }
+  std::filesystem::resize_file(path, uint64_t(1000000) * cifar10::kRecordBytes + 1);
+  testing::expect_error_under_memory_limit<ValueError>(
+      [&] { cifar10::read_cifar_batch(path); }, uint64_t(512) << 20,
+      {path, "not a multiple of the 3073-byte record", "1000000 whole records + 1 bytes"});
 }
 
 TEST(Cifar10, LabelOutOfRange) {

@@ -5,6 +5,7 @@
 #include "datasets/idx.h"
 #include "framework/core/error.h"
 #include "support/test_helpers.h"
+#include "datasets/memory_limit.h"
 #include "datasets/temp_dir.h"
 
 namespace strata {
@@ -140,6 +141,37 @@ TEST(Idx, TruncatedDataPlainAndGzip) {
   }
 }
 
+// MNIST's image header (10 images of 28x28) over half the data: the message says truncated and
+// gives both sizes (it used to call the dimensions absurd).
+TEST(Idx, TruncatedPlainFileSaysTruncated) {
+  TempDir dir;
+  const std::string path = dir.file("t10k-images-idx3-ubyte");
+  std::vector<unsigned char> bytes = {0, 0, 8, 3, 0, 0, 0, 10, 0, 0, 0, 28, 0, 0, 0, 28};
+  bytes.resize(bytes.size() + 3920, 7);
+  write_bytes(path, bytes);
+  expect_error<ValueError>([&] { read_idx(path); },
+                           {path, "truncated: the header declares shape [10,28,28] of ubyte",
+                            "7840 bytes of data", "the file has 3920 after its 16-byte header"});
+}
+
+// A 1 MiB gzip file may declare up to a GB (deflate's ratio); cut short, it must cost what it
+// holds, not what it declares: under a tight memory limit it is still a plain ValueError.
+TEST(Idx, TruncatedGzipDeclaringAGigabyteUnderAMemoryLimit) {
+  TempDir dir;
+  const std::string path = dir.file("big.gz");
+  gzFile f = gzopen(path.c_str(), "wb");
+  const unsigned char header[] = {0, 0, 0x08, 2, 0, 0, 0, 1, 0x3b, 0x9a, 0xca, 0x00};  // [1, 1e9]
+  gzwrite(f, header, sizeof header);
+  std::vector<unsigned char> noise(size_t(1) << 20);  // incompressible: the file stays ~1 MiB
+  uint32_t x = 12345;
+  for (unsigned char& b : noise) b = static_cast<unsigned char>((x = x * 1664525u + 1013904223u) >> 24);
+  gzwrite(f, noise.data(), unsigned(noise.size()));
+  gzclose(f);
+  testing::expect_error_under_memory_limit<ValueError>(
+      [&] { read_idx(path); }, uint64_t(512) << 20,
+      {path, "(gzip)", "truncated data", "1000000000 bytes of data", "found 1048576"});
+}
+
 TEST(Idx, TruncatedGzipStream) {
   TempDir dir;
   const std::string path = dir.file("x.gz");
@@ -165,9 +197,11 @@ TEST(Idx, AbsurdDims) {
   write_bytes(path, {0, 0, 0x0D, 3, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
                      0xff, 0xff, 0xff, 0xff, 1, 2, 3, 4});
   expect_error<ValueError>([&] { read_idx(path); }, {path, "absurd dimensions", "float"});
+  // A plain file's size is exact, so too few bytes for the dimensions reads as truncated.
   write_bytes(path, {0, 0, 0x08, 2, 0x3b, 0x9a, 0xca, 0x00, 0x3b, 0x9a, 0xca, 0x00, 1, 2});
   expect_error<ValueError>([&] { read_idx(path); },
-                           {path, "absurd dimensions [1000000000,1000000000]", "has 2"});
+                           {path, "truncated", "[1000000000,1000000000]",
+                            "1000000000000000000 bytes of data", "the file has 2"});
   // gzip: the deflate ratio bound rejects it before allocating anything.
   gzFile f = gzopen(path.c_str(), "wb");
   const unsigned char header[] = {0, 0, 0x08, 2, 0x3b, 0x9a, 0xca, 0x00, 0x3b, 0x9a, 0xca, 0x00};

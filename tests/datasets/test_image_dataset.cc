@@ -188,6 +188,104 @@ TEST(ImageDataset, BadArguments) {
                            {"no images found", empty.path().string(), ".png", "class subdirectories"});
 }
 
+// A link back up the tree made follow_links walk forever, its memory growing without bound.
+TEST(ImageDataset, SymbolicLinkLoopIsAnErrorNamingTheLink) {
+  TempDir dir;
+  write_folder(dir.path(), {"a", "b"}, 1);
+  const auto loop = dir.path() / "a" / "loop";
+  std::filesystem::create_directory_symlink(dir.path(), loop);
+  const std::string root = dir.path().string();
+  for (const char* labels : {"inferred", "none"}) {
+    SCOPED_TRACE(labels);
+    expect_error<ValueError>(
+        [&] {
+          data::index_image_directory(root, ImageDatasetOptions().labels(labels).follow_links(true));
+        },
+        {"symbolic link loop: " + loop.string() + " -> " + root, "leads back to",
+         "follow_links(false)"});
+  }
+  // Not followed, the link is harmless.
+  EXPECT_EQ(data::index_image_directory(root, ImageDatasetOptions()).file_paths.size(), 2u);
+  // Two links up: the walk used to branch twice per level (2^40 paths before the kernel's
+  // ELOOP), which is the hang with memory growing without bound.
+  std::filesystem::create_directory_symlink(dir.path(), dir.path() / "b" / "up");
+  expect_error<ValueError>(
+      [&] { data::index_image_directory(root, ImageDatasetOptions().follow_links(true)); },
+      {"symbolic link loop"});
+  std::filesystem::remove(dir.path() / "b" / "up");
+  // A loop between two links, neither pointing at its own parent.
+  std::filesystem::remove(loop);
+  std::filesystem::create_directory_symlink(dir.path() / "b", dir.path() / "a" / "to_b");
+  std::filesystem::create_directory_symlink(dir.path() / "a", dir.path() / "b" / "to_a");
+  expect_error<ValueError>(
+      [&] { data::index_image_directory(root, ImageDatasetOptions().follow_links(true)); },
+      {"symbolic link loop", "to_a -> ", "to_b -> ", "leads back to"});
+}
+
+TEST(ImageDataset, FollowedLinksWithoutALoopAreRead) {
+  TempDir dir;
+  write_folder(dir.path() / "data", {"a"}, 2);
+  write_folder(dir.path() / "extra", {"more"}, 3);
+  std::filesystem::create_directory_symlink(dir.path() / "extra" / "more",
+                                            dir.path() / "data" / "a" / "more");
+  const std::string root = (dir.path() / "data").string();
+  EXPECT_EQ(data::index_image_directory(root, ImageDatasetOptions()).file_paths.size(), 2u);
+  EXPECT_EQ(data::index_image_directory(root, ImageDatasetOptions().follow_links(true))
+                .file_paths.size(),
+            5u);
+}
+
+// Keras passes explicit int labels through unchecked; Strata refuses one outside
+// [0, number of distinct labels), which no loss could use.
+TEST(ImageDataset, ExplicitLabelsOutOfRangeAreAValueErrorNamingThem) {
+  TempDir dir;
+  write_folder(dir.path(), {"a", "b"}, 2);
+  const std::string root = dir.path().string();
+  for (const char* mode : {"int", "categorical"}) {
+    SCOPED_TRACE(mode);
+    expect_error<ValueError>(
+        [&] {
+          data::image_dataset_from_directory(
+              root, ImageDatasetOptions().labels(std::vector<int>{-1, 0, 1, 1}).label_mode(mode));
+        },
+        {"label -1", "out of range", "3 distinct labels", "[0, 3)"});
+    expect_error<ValueError>(
+        [&] {
+          data::image_dataset_from_directory(
+              root, ImageDatasetOptions().labels(std::vector<int>{0, 1000000000, 0, 1})
+                        .label_mode(mode));
+        },
+        {"label 1000000000", "[0, 3)"});
+  }
+  // label_mode "none" ignores the labels, so nothing is checked.
+  EXPECT_EQ(data::index_image_directory(root, ImageDatasetOptions()
+                                                  .labels(std::vector<int>{-1, 0, 1, 1})
+                                                  .label_mode("none"))
+                .file_paths.size(),
+            4u);
+  // In range: fine.
+  EXPECT_EQ(data::index_image_directory(
+                root, ImageDatasetOptions().labels(std::vector<int>{2, 0, 1, 1}).shuffle(false))
+                .labels,
+            (std::vector<int>{2, 0, 1, 1}));
+}
+
+TEST(ImageDataset, MaxImagePixelsOption) {
+  TempDir dir;
+  write_folder(dir.path(), {"a"}, 1);  // 6x4 = 24 pixels
+  const std::string root = dir.path().string();
+  const auto small = data::image_dataset_from_directory(
+      root, ImageDatasetOptions().image_size(2, 2).max_image_pixels(23));
+  expect_error<ValueError>([&] { all_elements(small); },
+                           {"24 pixels", "over the limit of 23", "max_image_pixels"});
+  const auto enough = data::image_dataset_from_directory(
+      root, ImageDatasetOptions().image_size(2, 2).max_image_pixels(24));
+  EXPECT_EQ(all_elements(enough).size(), 1u);
+  expect_error<ValueError>(
+      [&] { data::image_dataset_from_directory(root, ImageDatasetOptions().max_image_pixels(-5)); },
+      {"max_image_pixels must be >= 0", "-5"});
+}
+
 TEST(ImageDataset, UndecodableFileIsNamedWhenIterated) {
   TempDir dir;
   write_folder(dir.path(), {"a"}, 1);

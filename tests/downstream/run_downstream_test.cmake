@@ -12,6 +12,8 @@ endfunction()
 run(${CMAKE_COMMAND} --install ${STRATA_BUILD_DIR} --prefix ${WORK_DIR}/prefix)
 run(${CMAKE_COMMAND} -S ${DOWNSTREAM_SOURCE_DIR} -B ${WORK_DIR}/build -G Ninja
     -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix
+    # Strata's own compiler: a clang sanitizer build needs clang's sanitizer runtime, not g++'s.
+    -DCMAKE_CXX_COMPILER=${DOWNSTREAM_CXX_COMPILER}
     # A sanitizer build of Strata needs the sanitizer runtime in the downstream link too.
     "-DCMAKE_CXX_FLAGS=${DOWNSTREAM_CXX_FLAGS}")
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)

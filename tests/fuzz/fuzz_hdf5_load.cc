@@ -72,16 +72,15 @@ bool write_input(const uint8_t* data, size_t size) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  // Loaders announce what they restore and warn about skipped weights; the fuzzer's output is
-  // for its own reports.
-  std::cout.rdbuf(nullptr);
-  std::cerr.rdbuf(nullptr);
-  target_model();
-  return 0;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  // Loaders announce what they restore and warn about skipped weights; the fuzzer's output is
+  // for its own reports. (LLVMFuzzerInitialize is fuzz_support.cc's: it writes the seeds.)
+  static const bool quiet = [] {
+    std::cout.rdbuf(nullptr);
+    std::cerr.rdbuf(nullptr);
+    return true;
+  }();
+  (void)quiet;
   if (!write_input(data, size)) return 0;
   const std::string& path = input_path();
   strata::Sequential& model = target_model();

@@ -1,7 +1,8 @@
 // Writes the seed corpus of fuzz_hdf5_load into a directory, from a model built here (no binary
-// files are kept in the repository):
+// files are kept in the repository): the target's write_seeds (tests/fuzz/fuzz_support.h), run
+// by scripts/fuzz and ctest's fuzz.fuzz_hdf5_load.seeds:
 //
-//   make_hdf5_seeds corpus/
+//   STRATA_FUZZ_WRITE_SEEDS=corpus/ fuzz_hdf5_load
 //
 // The model is the one fuzz_hdf5_load loads into (Dense(4, relu) -> Dense(2) on 3 inputs,
 // compiled with Adam, trained one step so its slots exist). Seeds:
@@ -13,8 +14,7 @@
 //                                                       so Keras 2) writes them
 //   model.keras                                         a Keras 3 archive
 //
-// Build: link strata::strata and the HDF5 C library (HDF5_C_INCLUDE_DIRS / HDF5_C_LIBRARIES,
-// as strata_tests does); include dirs: the repository root and framework/include.
+// Built into fuzz_hdf5_load (tests/fuzz/CMakeLists.txt), which links the HDF5 C library for it.
 #include <hdf5.h>
 
 #include <cstdio>
@@ -28,6 +28,7 @@
 
 #include "framework/saving/file_checksum.h"
 #include "framework/saving/training_checkpoint.h"
+#include "tests/fuzz/fuzz_support.h"
 
 namespace fs = std::filesystem;
 using namespace strata;
@@ -104,39 +105,33 @@ void with_variable_length_strings(const fs::path& from, const fs::path& to) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s <corpus directory>\n", argv[0]);
-    return 2;
-  }
-  try {
-    const fs::path dir(argv[1]);
-    fs::create_directories(dir);
-    set_random_seed(1);
-    Sequential model({std::make_shared<Dense>(4, "relu"), std::make_shared<Dense>(2)});
-    model.build({-1, 3});
-    model.compile("adam", "mse");
-    model.train_on_batch(random_normal({8, 3}), random_normal({8, 2}));
+namespace strata::fuzz {
 
-    model.save_weights((dir / "keras2.h5").string());
-    model.save((dir / "model.h5").string());
-    model.save_weights((dir / "keras3.weights.h5").string());
-    saving::write_training_checkpoint(
-        model, (dir / "backup.h5").string(),
-        R"({"epoch": 1, "step": 0, "data": {"pass_rng": {"seed": "1", "offset": "0"},)"
-        R"( "consumed": 0, "spans_epochs": false, "pipeline_at_pass_start": [],)"
-        R"( "pipeline_now": []}, "rng": {"seed": "1", "offset": "0"}, "learning_rate": 0.001})");
-    model.save((dir / "model.keras").string());
-    for (const char* name : {"keras2", "model", "backup"}) {
-      copy_without_checksum(dir / (std::string(name) + ".h5"),
-                            dir / (std::string(name) + "-nochecksum.h5"));
-    }
-    copy_without_checksum(dir / "keras3.weights.h5", dir / "keras3-nochecksum.weights.h5");
-    with_variable_length_strings(dir / "keras2.h5", dir / "keras2-vlen.h5");
-    with_variable_length_strings(dir / "model.h5", dir / "model-vlen.h5");
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "make_hdf5_seeds: %s\n", e.what());
-    return 1;
+void write_seeds(const std::string& dir_name) {
+  const fs::path dir(dir_name);
+  fs::create_directories(dir);
+  set_random_seed(1);
+  Sequential model({std::make_shared<Dense>(4, "relu"), std::make_shared<Dense>(2)});
+  model.build({-1, 3});
+  model.compile("adam", "mse");
+  model.train_on_batch(random_normal({8, 3}), random_normal({8, 2}));
+
+  model.save_weights((dir / "keras2.h5").string());
+  model.save((dir / "model.h5").string());
+  model.save_weights((dir / "keras3.weights.h5").string());
+  saving::write_training_checkpoint(
+      model, (dir / "backup.h5").string(),
+      R"({"epoch": 1, "step": 0, "data": {"pass_rng": {"seed": "1", "offset": "0"},)"
+      R"( "consumed": 0, "spans_epochs": false, "pipeline_at_pass_start": [],)"
+      R"( "pipeline_now": []}, "rng": {"seed": "1", "offset": "0"}, "learning_rate": 0.001})");
+  model.save((dir / "model.keras").string());
+  for (const char* name : {"keras2", "model", "backup"}) {
+    copy_without_checksum(dir / (std::string(name) + ".h5"),
+                          dir / (std::string(name) + "-nochecksum.h5"));
   }
-  return 0;
+  copy_without_checksum(dir / "keras3.weights.h5", dir / "keras3-nochecksum.weights.h5");
+  with_variable_length_strings(dir / "keras2.h5", dir / "keras2-vlen.h5");
+  with_variable_length_strings(dir / "model.h5", dir / "model-vlen.h5");
 }
+
+}  // namespace strata::fuzz

@@ -1,4 +1,4 @@
-#include "framework/model/epoch_iterator.h"
+#include "framework/trainer/epoch_iterator.h"
 
 #include <algorithm>
 #include <numeric>

@@ -1,4 +1,4 @@
-#include "framework/model/termination_signals.h"
+#include "framework/trainer/termination_signals.h"
 
 #include <signal.h>
 

@@ -1,0 +1,62 @@
+// Internal: the loops behind Model::fit / evaluate / predict and the *_on_batch calls (Keras 3's
+// trainers/trainer.py). Model keeps the model (layers, compile, the train / test / predict
+// steps); the Trainer turns inputs into epochs of batches (epoch_iterator.h), builds the state
+// the steps need before the first one runs, runs the callbacks, and reaches the distribution
+// strategy only through its entry points: distribute_input(), run_step() and join().
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "framework/model/model.h"
+
+namespace strata {
+
+class EpochIterator;
+class CallbackList;
+namespace distribute {
+class DistributedIterator;
+}
+
+class Trainer {
+ public:
+  explicit Trainer(Model& model) : model_(model) {}
+
+  History fit(const Tensor& x, const Tensor& y, const FitOptions& options);
+  History fit(const data::Dataset& dataset, const FitOptions& options);
+  std::map<std::string, double> evaluate(const Tensor& x, const Tensor& y,
+                                         const EvaluateOptions& options);
+  std::map<std::string, double> evaluate(const data::Dataset& dataset,
+                                         const EvaluateOptions& options);
+  Tensor predict(const Tensor& x, const PredictOptions& options);
+  Tensor predict(const data::Dataset& dataset, const PredictOptions& options);
+  Logs train_on_batch(const data::Element& batch, bool reset_metrics);
+  Logs test_on_batch(const data::Element& batch, bool reset_metrics);
+  Tensor predict_on_batch(const Tensor& x);
+
+ private:
+  // The model's strategy, or the default one (one replica on the model's device).
+  distribute::Strategy& strategy() const;
+  // What every step needs, made once in the cross-replica context before the first step: the
+  // model's weights (built from `first`), the compiled metrics (their kind depends on the
+  // shapes of `first`) and, when training, the optimizer's slots. Never lazily inside a replica.
+  void build_state(const std::optional<data::Element>& first, bool training);
+
+  History run_fit(EpochIterator& train, EpochIterator* validation, const FitOptions& options);
+  // Starts epoch `epoch` of `train`: at its beginning, or where `resume` (a restored backup in
+  // this epoch, or null) left it.
+  void begin_epoch(EpochIterator& train, int epoch, const ResumePoint* resume);
+  // Runs the epoch's training steps from `input` with their batch callbacks until the input
+  // ends or stop_training; returns the step count reached. SIGTERM / SIGINT: TrainingInterrupted.
+  int run_epoch_steps(distribute::DistributedIterator& input, int64_t steps,
+                      CallbackList& callbacks, int epoch);
+  Logs run_evaluation(EpochIterator& it, CallbackList& callbacks, const char* who);
+  Tensor run_predict(EpochIterator& it, const PredictOptions& options);
+  // train_on_batch / test_on_batch: one step on a batch of any size, split as evenly as it goes.
+  Logs run_one_batch(const data::Element& batch, bool reset_metrics, bool training);
+
+  Model& model_;
+};
+
+}  // namespace strata

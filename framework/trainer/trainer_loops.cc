@@ -1,0 +1,380 @@
+// The one training loop: fit, evaluate and predict for every kind of model, device and
+// distribution strategy (they plug in through the strategy's distribute_input / run_step / join
+// and the model's steps, not here).
+#include <signal.h>
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+
+#include "framework/autograd/grad_mode.h"
+#include "framework/callbacks/progbar_logger.h"
+#include "framework/core/device_scope.h"
+#include "framework/model/compiled_state.h"
+#include "framework/ops/shape_ops.h"
+#include "framework/strategy/batch_split.h"
+#include "framework/strategy/strategy.h"
+#include "framework/trainer/epoch_iterator.h"
+#include "framework/trainer/termination_signals.h"
+#include "framework/trainer/trainer.h"
+
+namespace strata {
+namespace {
+
+CallbackList make_callbacks(const std::vector<CallbackPtr>& user, int verbose, Model* model,
+                            int epochs, int64_t steps, std::shared_ptr<History> history) {
+  CallbackList list(user);
+  if (history) list.append(history);
+  if (verbose > 0) list.append(std::make_shared<ProgbarLogger>());
+  list.set_model(model);
+  list.set_params({epochs, steps, verbose});
+  return list;
+}
+
+// For a loop's lifetime: the scope of the strategy that created the model, if any.
+std::optional<distribute::Strategy::Scope> strategy_scope(const Model& model) {
+  std::optional<distribute::Strategy::Scope> scope;
+  if (distribute::Strategy* s = model.distribute_strategy()) scope.emplace(s);
+  return scope;
+}
+
+// Without a strategy, batches are moved to and steps run on the model's device (device()).
+struct OnModelDevice {
+  explicit OnModelDevice(const Model& model) {
+    if (model.distribute_strategy() == nullptr) scope.emplace(model.device());
+  }
+  std::optional<DeviceScope> scope;
+};
+
+std::map<std::string, double> to_map(const Logs& logs) {
+  std::map<std::string, double> out;
+  for (const auto& [k, v] : logs.items()) out[k] = v;
+  return out;
+}
+
+// Keras raises this when a loop ran no step ("Unexpected result of `train_function` (Empty
+// logs)"): an empty input would otherwise report nothing, or a loss of 0.
+ValueError no_batches(const char* who, const char* what) {
+  return ValueError(std::string(who) + ": " + what + " produced no batches, so there is nothing "
+                    "to " + (std::string(who) == "Model.predict" ? "predict" : "compute") +
+                    "; check that the data is not empty (an empty file, a Dataset filtered "
+                    "down to nothing, or steps = 0)");
+}
+
+}  // namespace
+
+distribute::Strategy& Trainer::strategy() const {
+  if (distribute::Strategy* s = model_.distribute_strategy()) return *s;
+  return *distribute::get_strategy();  // the default strategy outlives every loop
+}
+
+void Trainer::build_state(const std::optional<data::Element>& first, bool training) {
+  if (!first) return;
+  NoGradGuard no_grad;
+  // On the device the steps will run on (a strategy's first replica's), data included.
+  distribute::Strategy* s = model_.distribute_strategy();
+  const Device on = s ? s->worker_devices()[0] : model_.device();
+  DeviceScope on_device(on);
+  data::Element moved;
+  for (const Tensor& t : *first) moved.push_back(t.defined() ? t.to(on) : t);
+  // As Keras, the model is built from the data before any callback runs, so on_train_begin sees
+  // every weight (BackupAndRestore restores into them).
+  if (!model_.built()) model_.predict_step(moved);
+  if (model_.compiled()) {
+    model_.build_metrics_from(moved);
+    if (training) model_.optimizer()->build(model_.trainable_variables());
+  }
+}
+
+// Runs the test loop over `it`, reporting batches to `callbacks`; returns the final logs.
+Logs Trainer::run_evaluation(EpochIterator& it, CallbackList& callbacks, const char* who) {
+  build_state(it.peek(), /*training=*/false);
+  model_.reset_metrics();
+  callbacks.on_test_begin(Logs());
+  it.begin_epoch();
+  distribute::Strategy& s = strategy();
+  OnModelDevice device(model_);
+  auto input = s.distribute_input([&it] { return it.next(); }, {it.batch_size(), who});
+  int step = 0;
+  while (auto batch = input->next()) {
+    callbacks.on_test_batch_begin(step, Logs());
+    s.run_step([this](const data::Element& b) { model_.test_step(b); return Tensor(); }, *batch);
+    const Logs logs = Logs::deferred([this] { return model_.metrics_logs(); });
+    callbacks.on_test_batch_end(step, logs);
+    logs.resolve_if_shared();
+    ++step;
+  }
+  s.join();
+  if (step == 0) throw no_batches(who, "the evaluation data");
+  Logs logs = model_.metrics_logs();
+  callbacks.on_test_end(logs);
+  return logs;
+}
+
+void Trainer::begin_epoch(EpochIterator& train, int epoch, const ResumePoint* resume) {
+  Model& m = model_;
+  m.progress_.epoch = epoch;
+  m.progress_.step = 0;
+  if (resume && (resume->step > 0 || resume->data.spans_epochs)) {
+    // Remake the pass the backup was in and skip what it had consumed; then the generator
+    // continues from where it was after the backup's last step (dropout masks, ...).
+    train.begin_epoch_at(resume->data, resume->step);
+    m.progress_.step = resume->step;
+    set_generator_state(resume->rng);
+    return;
+  }
+  if (resume) {
+    train.restore_pipeline(resume->data.pipeline_now);
+    set_generator_state(resume->rng);
+  }
+  train.begin_epoch();
+}
+
+int Trainer::run_epoch_steps(distribute::DistributedIterator& input, int64_t steps,
+                             CallbackList& callbacks, int epoch) {
+  Model& m = model_;
+  distribute::Strategy& s = strategy();
+  const int every = m.compiled_->steps_per_execution;
+  const auto train_step = [&m](const data::Element& b) {
+    m.train_step(b);
+    return Tensor();
+  };
+  int step = int(m.progress_.step);
+  while (auto batch = input.next()) {
+    // Keras runs steps_per_execution steps between batch callbacks.
+    const bool report = (step + 1) % every == 0 || step + 1 == steps;
+    if (step % every == 0) callbacks.on_train_batch_begin(step, Logs());
+    s.run_step(train_step, *batch);
+    m.progress_.step = step + 1;
+    if (report) {
+      // Read from the device only if a callback looks (logs.h).
+      const Logs logs = Logs::deferred([&m] { return m.metrics_logs(); });
+      callbacks.on_train_batch_end(step, logs);
+      logs.resolve_if_shared();
+    }
+    ++step;
+    if (const int sig = TerminationSignalScope::pending()) {
+      s.join();
+      callbacks.on_preemption(sig);
+      throw TrainingInterrupted(
+          std::string("Model.fit: stopped by ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
+              " after epoch " + std::to_string(epoch + 1) + ", batch " + std::to_string(step) +
+              " (callbacks saved what they save on preemption: with BackupAndRestore, run the "
+              "same command again to resume; without such a callback, nothing was saved)",
+          sig);
+    }
+    if (m.stop_training) break;
+  }
+  return step;
+}
+
+History Trainer::run_fit(EpochIterator& train, EpochIterator* validation, const FitOptions& o) {
+  Model& m = model_;
+  if (o.epochs_ < 0 || o.initial_epoch_ < 0) {
+    throw ValueError("Model.fit: epochs and initial_epoch must be >= 0, got " +
+                     std::to_string(o.epochs_) + " and " + std::to_string(o.initial_epoch_));
+  }
+  if (o.validation_freq_ < 1) {
+    throw ValueError("Model.fit: validation_freq must be >= 1, got " + std::to_string(o.validation_freq_));
+  }
+  const auto scope = strategy_scope(m);
+  auto history = std::make_shared<History>();
+  CallbackList callbacks = make_callbacks(o.callbacks_, o.verbose_, &m, o.epochs_,
+                                          train.steps(), history);
+  TerminationSignalScope signals;
+  m.stop_training = false;
+  m.progress_ = TrainingProgress{};
+  m.fit_data_ = &train;
+  struct ForgetData {
+    const EpochIterator*& data;
+    ~ForgetData() { data = nullptr; }  // also when fit() throws
+  } forget_data{m.fit_data_};
+  build_state(train.peek(), /*training=*/true);
+  callbacks.on_train_begin(Logs());
+  // A callback (BackupAndRestore) may have asked to resume from a backup.
+  std::optional<ResumePoint> resume = std::exchange(m.resume_point_, std::nullopt);
+  const int first_epoch = resume ? std::max(o.initial_epoch_, resume->epoch) : o.initial_epoch_;
+  distribute::Strategy& s = strategy();
+  OnModelDevice device(m);
+  auto input = s.distribute_input([&train] { return train.next(); },
+                                  {train.batch_size(), "Model.fit"});
+  for (int epoch = first_epoch; epoch < o.epochs_ && !m.stop_training; ++epoch) {
+    m.reset_metrics();
+    begin_epoch(train, epoch, resume && resume->epoch == epoch ? &*resume : nullptr);
+    callbacks.on_epoch_begin(epoch, Logs());
+    const int first_step = int(m.progress_.step);
+    const int step = run_epoch_steps(*input, train.steps(), callbacks, epoch);
+    s.join();
+    // A fit whose first epoch has no batch at all (resuming at an epoch's end is not one) has no
+    // data.
+    if (epoch == first_epoch && first_step == 0 && step == 0) {
+      throw no_batches("Model.fit", "the training data");
+    }
+    resume.reset();
+    Logs epoch_logs = m.metrics_logs();
+    if (validation && (epoch + 1) % o.validation_freq_ == 0) {
+      // As Keras, the user's callbacks see the validation run (on_test_*: TensorBoard writes
+      // evaluation_*_vs_iterations); the progress bar and History do not. Their params and
+      // model stay those of the fit.
+      CallbackList validation_callbacks(o.callbacks_);
+      const Logs val_logs = run_evaluation(*validation, validation_callbacks, "Model.fit");
+      for (const auto& [k, v] : val_logs.items()) epoch_logs.set("val_" + k, v);
+    }
+    callbacks.on_epoch_end(epoch, epoch_logs);
+  }
+  callbacks.on_train_end(Logs());
+  return *history;
+}
+
+History Trainer::fit(const Tensor& x, const Tensor& y, const FitOptions& o) {
+  model_.require_compiled("fit");
+  std::vector<Tensor> data{x, y};
+  Tensor sw = o.sample_weight_;
+  if (!o.class_weight_.empty()) sw = class_weights_to_sample_weights(o.class_weight_, y, sw);
+  if (sw.defined()) data.push_back(sw);
+  std::vector<Tensor> val_data;
+  if (o.validation_split_ > 0) {
+    auto [train_part, val_part] = split_validation(data, o.validation_split_);
+    data = train_part;
+    val_data = val_part;
+  } else if (o.validation_data_) {
+    val_data = {o.validation_data_->first, o.validation_data_->second};
+  }
+  EpochIterator train(data, o.batch_size_, o.shuffle_, o.steps_per_epoch_, "fit");
+  std::unique_ptr<EpochIterator> val;
+  if (!val_data.empty()) {
+    val = std::make_unique<EpochIterator>(val_data, o.batch_size_, false, o.validation_steps_, "fit");
+  } else if (o.validation_dataset_) {
+    val = std::make_unique<EpochIterator>(*o.validation_dataset_, o.validation_steps_, "fit");
+  }
+  return run_fit(train, val.get(), o);
+}
+
+History Trainer::fit(const data::Dataset& dataset, const FitOptions& o) {
+  model_.require_compiled("fit");
+  if (o.validation_split_ > 0) {
+    throw ValueError("Model.fit: validation_split is only supported for tensor inputs; pass "
+                     "validation_data with a Dataset");
+  }
+  EpochIterator train(dataset, o.steps_per_epoch_, "fit");
+  std::unique_ptr<EpochIterator> val;
+  if (o.validation_dataset_) {
+    val = std::make_unique<EpochIterator>(*o.validation_dataset_, o.validation_steps_, "fit");
+  } else if (o.validation_data_) {
+    val = std::make_unique<EpochIterator>(
+        std::vector<Tensor>{o.validation_data_->first, o.validation_data_->second}, o.batch_size_,
+        false, o.validation_steps_, "fit");
+  }
+  return run_fit(train, val.get(), o);
+}
+
+std::map<std::string, double> Trainer::evaluate(const Tensor& x, const Tensor& y,
+                                                const EvaluateOptions& o) {
+  model_.require_compiled("evaluate");
+  std::vector<Tensor> data{x, y};
+  if (o.sample_weight_.defined()) data.push_back(o.sample_weight_);
+  EpochIterator it(data, o.batch_size_, false, o.steps_, "evaluate");
+  const auto scope = strategy_scope(model_);
+  CallbackList callbacks = make_callbacks(o.callbacks_, o.verbose_, &model_, 1, it.steps(), nullptr);
+  return to_map(run_evaluation(it, callbacks, "Model.evaluate"));
+}
+
+std::map<std::string, double> Trainer::evaluate(const data::Dataset& dataset,
+                                                const EvaluateOptions& o) {
+  model_.require_compiled("evaluate");
+  EpochIterator it(dataset, o.steps_, "evaluate");
+  const auto scope = strategy_scope(model_);
+  CallbackList callbacks = make_callbacks(o.callbacks_, o.verbose_, &model_, 1, it.steps(), nullptr);
+  return to_map(run_evaluation(it, callbacks, "Model.evaluate"));
+}
+
+Tensor Trainer::run_predict(EpochIterator& it, const PredictOptions& o) {
+  const auto scope = strategy_scope(model_);
+  build_state(it.peek(), /*training=*/false);
+  CallbackList callbacks(o.callbacks_);
+  callbacks.set_model(&model_);
+  callbacks.set_params({1, it.steps(), o.verbose_});
+  callbacks.on_predict_begin(Logs());
+  it.begin_epoch();
+  distribute::Strategy& s = strategy();
+  OnModelDevice device(model_);
+  auto input = s.distribute_input([&it] { return it.next(); }, {it.batch_size(), "Model.predict"});
+  std::vector<Tensor> outputs;
+  int step = 0;
+  while (auto batch = input->next()) {
+    callbacks.on_predict_batch_begin(step, Logs());
+    const distribute::PerReplica out = s.run_step(
+        [this](const data::Element& b) { return model_.predict_step(b); }, *batch);
+    // Returned on the host, as Keras returns NumPy arrays (and GPU memory stays free).
+    outputs.push_back(distribute::concat_replica_outputs(out.values, *batch).to(Device::cpu()));
+    callbacks.on_predict_batch_end(step, Logs());
+    ++step;
+  }
+  s.join();
+  callbacks.on_predict_end(Logs());
+  if (outputs.empty()) throw no_batches("Model.predict", "the input");
+  return outputs.size() == 1 ? outputs[0] : concat(outputs, 0);  // in input order
+}
+
+Tensor Trainer::predict(const Tensor& x, const PredictOptions& o) {
+  EpochIterator it({x}, o.batch_size_, false, o.steps_, "predict");
+  return run_predict(it, o);
+}
+
+Tensor Trainer::predict(const data::Dataset& dataset, const PredictOptions& o) {
+  EpochIterator it(dataset, o.steps_, "predict");
+  return run_predict(it, o);
+}
+
+namespace {
+// A single batch as a source of one: any size, split as evenly as it goes.
+distribute::BatchSource just(const data::Element& batch) {
+  return [batch, done = false]() mutable -> std::optional<data::Element> {
+    if (std::exchange(done, true)) return std::nullopt;
+    return batch;
+  };
+}
+}  // namespace
+
+Logs Trainer::train_on_batch(const data::Element& batch, bool reset_metrics) {
+  return run_one_batch(batch, reset_metrics, /*training=*/true);
+}
+
+Logs Trainer::test_on_batch(const data::Element& batch, bool reset_metrics) {
+  return run_one_batch(batch, reset_metrics, /*training=*/false);
+}
+
+Logs Trainer::run_one_batch(const data::Element& batch, bool reset_metrics, bool training) {
+  const char* who = training ? "Model.train_on_batch" : "Model.test_on_batch";
+  model_.require_compiled(training ? "train_on_batch" : "test_on_batch");
+  const auto scope = strategy_scope(model_);
+  build_state(batch, training);
+  if (reset_metrics) model_.reset_metrics();
+  distribute::Strategy& s = strategy();
+  OnModelDevice device(model_);
+  auto input = s.distribute_input(just(batch), {-1, who});
+  s.run_step(
+      [this, training](const data::Element& b) {
+        training ? model_.train_step(b) : model_.test_step(b);
+        return Tensor();
+      },
+      *input->next());
+  s.join();
+  return model_.metrics_logs();
+}
+
+Tensor Trainer::predict_on_batch(const Tensor& x) {
+  const auto scope = strategy_scope(model_);
+  const data::Element batch{x};
+  build_state(batch, /*training=*/false);
+  distribute::Strategy& s = strategy();
+  OnModelDevice device(model_);
+  auto input = s.distribute_input(just(batch), {-1, "Model.predict_on_batch"});
+  const std::optional<distribute::DistributedBatch> split = input->next();
+  const distribute::PerReplica out = s.run_step(
+      [this](const data::Element& b) { return model_.predict_step(b); }, *split);
+  s.join();
+  return distribute::concat_replica_outputs(out.values, *split);
+}
+
+}  // namespace strata

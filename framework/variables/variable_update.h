@@ -1,0 +1,65 @@
+// What an optimizer hands a variable to apply (Variable::apply_update), and the batch that
+// gathers the in-place updates of one optimizer step.
+//
+// The optimizer decides *what* to apply (the rule with its learning rate, step, clipping scale and
+// decay, the gradient, the slots); the variable decides *where and by whom*: a plain variable
+// queues a fused in-place update, a mirrored one updates its local copy, a central one is
+// updated once for all replicas, a remote one sends the update to where it lives. This is
+// TensorFlow's strategy.extended.update / Keras 3's assign-through-the-distribution seam.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <unordered_set>
+#include <vector>
+
+#include "framework/backend/kernel_params.h"
+#include "framework/core/tensor.h"
+
+namespace strata {
+
+class Variable;
+
+struct VariableUpdate {
+  OptimizerUpdate rule;  // kind, hyper-parameters, learning rate, step, clipping, decay
+  Tensor grad;           // dense, the variable's shape and dtype
+  // The variable's slots, in the order Backend::optimizer_update documents for rule.kind.
+  std::vector<std::shared_ptr<Variable>> slots;
+};
+
+// The in-place updates of one optimizer step. Updates sharing device, dtype and
+// hyper-parameters go to the backend in one optimizer_update_many call (a GPU does them in a few
+// multi-tensor launches instead of one launch each); a tensor queued twice gets its updates in
+// order.
+class UpdateBatch {
+ public:
+  UpdateBatch() = default;
+  UpdateBatch(const UpdateBatch&) = delete;
+  UpdateBatch& operator=(const UpdateBatch&) = delete;
+
+  // Queues value <- rule(value, grad, slots), all updated in place. `value` and `slots` are the
+  // tensors holding a variable's memory; `grad` is on value's device.
+  void add(Tensor& value, const OptimizerUpdate& rule, Tensor grad, std::vector<Tensor> slots);
+  // Asks for `sync` to run (once) before the first queued update is applied and again after the
+  // last: variables shared by several replicas (central storage) are written while every replica
+  // waits. Every replica of a step must ask for the same sync.
+  void synchronize_with(std::function<void()> sync);
+  // Applies everything queued so far.
+  void flush();
+  // Applies what is left and runs the closing sync.
+  void finish();
+
+ private:
+  struct Group {
+    OptimizerUpdate rule;
+    std::vector<Tensor*> values;
+    std::vector<Tensor> grads;
+    std::vector<std::vector<Tensor>> slots;
+  };
+  std::vector<Group> groups_;
+  std::unordered_set<const Tensor*> queued_;
+  std::function<void()> sync_;
+  bool synced_before_ = false;
+};
+
+}  // namespace strata
