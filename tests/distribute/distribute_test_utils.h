@@ -14,6 +14,12 @@
 
 namespace strata::testing {
 
+// "sgd" and "sgd_momentum": SGD(0.1, momentum 0.9); any other name: optimizers::get(name).
+inline std::shared_ptr<optimizers::Optimizer> test_optimizer(const std::string& name) {
+  if (name == "sgd" || name == "sgd_momentum") return std::make_shared<optimizers::SGD>(0.1, 0.9);
+  return optimizers::get(name);
+}
+
 // Conv2D(4, 3x3) -> [BatchNormalization | SyncBatchNormalization] -> ReLU -> Flatten ->
 // Dense(8, relu) -> Dense(3), on 6x6x1 images, compiled with `optimizer`. Same seed, same weights.
 enum class Norm { kNone, kBatchNorm, kSyncBatchNorm };
@@ -30,9 +36,7 @@ inline std::shared_ptr<Sequential> small_classifier(const std::string& optimizer
   layers.push_back(std::make_shared<Dense>(3));
   auto model = std::make_shared<Sequential>(layers);
   model->build({-1, 6, 6, 1});
-  std::shared_ptr<optimizers::Optimizer> opt = optimizer == "sgd"
-                                     ? std::shared_ptr<optimizers::Optimizer>(std::make_shared<optimizers::SGD>(0.1, 0.9))
-                                     : optimizers::get(optimizer);
+  std::shared_ptr<optimizers::Optimizer> opt = test_optimizer(optimizer);
   model->compile(CompileOptions()
                      .optimizer(opt)
                      .loss(std::make_shared<losses::SparseCategoricalCrossentropy>(true))

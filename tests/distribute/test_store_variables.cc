@@ -78,12 +78,8 @@ std::shared_ptr<Model> conv_embedding_model(const std::string& optimizer) {
   KerasTensor out = Dense(3)(Concatenate()(std::vector<KerasTensor>{a, b}));
   auto model = std::make_shared<Model>(std::vector<KerasTensor>{image, ids},
                                        std::vector<KerasTensor>{out});
-  std::shared_ptr<optimizers::Optimizer> opt =
-      optimizer == "sgd_momentum"
-          ? std::shared_ptr<optimizers::Optimizer>(std::make_shared<optimizers::SGD>(0.1, 0.9))
-          : optimizers::get(optimizer);
   model->compile(CompileOptions()
-                     .optimizer(opt)
+                     .optimizer(test_optimizer(optimizer))
                      .loss(std::make_shared<losses::SparseCategoricalCrossentropy>(true))
                      .metrics({"accuracy"}));
   return model;

@@ -13,6 +13,8 @@
 
 #include <gtest/gtest.h>
 
+#include <strata/strata.h>
+
 #include "framework/saving/file_checksum.h"
 
 namespace strata::testing::h5 {
@@ -42,6 +44,18 @@ class Id {
  private:
   hid_t id_;
 };
+
+// Dense(4, relu) -> Dense(2) on 3 inputs, compiled with Adam and trained one step, so a saved
+// file holds weights, a model config and optimizer slots.
+inline std::shared_ptr<Sequential> adam_trained_model() {
+  set_random_seed(3);
+  auto m = std::make_shared<Sequential>(std::vector<std::shared_ptr<Layer>>{
+      std::make_shared<Dense>(4, "relu"), std::make_shared<Dense>(2)});
+  m->build({-1, 3});
+  m->compile("adam", "mse");
+  m->train_on_batch(random_normal({8, 3}), random_normal({8, 2}));
+  return m;
+}
 
 inline void quiet() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
 

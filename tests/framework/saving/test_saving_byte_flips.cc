@@ -96,22 +96,13 @@ struct FlipCase {
   size_t stride = 1;  // on top of STRATA_BYTE_FLIP_STRIDE
 };
 
-std::shared_ptr<Sequential> small_model() {
-  auto m = std::make_shared<Sequential>(std::vector<std::shared_ptr<Layer>>{
-      std::make_shared<Dense>(4, "relu"), std::make_shared<Dense>(2)});
-  m->build({-1, 3});
-  m->compile("adam", "mse");
-  m->train_on_batch(random_normal({8, 3}), random_normal({8, 2}));
-  return m;
-}
-
 // The child: writes the files, then loads every damaged copy. Skipped in a normal run.
 TEST(SavingByteFlips, Child) {
   const char* dir_env = std::getenv(kDirVariable);
   if (dir_env == nullptr) GTEST_SKIP() << "only run as the child of EveryChangeIsAnErrorNeverASignal";
   const fs::path dir(dir_env);
   set_random_seed(5);
-  auto model = small_model();
+  auto model = h5::adam_trained_model();
   const std::string model_h5 = (dir / "model.h5").string();
   const std::string weights_h5 = (dir / "weights.h5").string();
   model->save(model_h5);
@@ -119,7 +110,7 @@ TEST(SavingByteFlips, Child) {
   // A backup as BackupAndRestore writes it: one epoch, kept at the end.
   const fs::path backup_dir = dir / "backup";
   {
-    auto trained = small_model();
+    auto trained = h5::adam_trained_model();
     trained->fit(random_normal({16, 3}), random_normal({16, 2}),
                  FitOptions().epochs(1).batch_size(8).verbose(0).callbacks(
                      {std::make_shared<BackupAndRestore>(

@@ -29,16 +29,6 @@ void write_all(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
 }
 
-std::shared_ptr<Sequential> trained_model() {
-  set_random_seed(3);
-  auto m = std::make_shared<Sequential>(std::vector<std::shared_ptr<Layer>>{
-      std::make_shared<Dense>(4, "relu"), std::make_shared<Dense>(2)});
-  m->build({-1, 3});
-  m->compile("adam", "mse");
-  m->train_on_batch(random_normal({8, 3}), random_normal({8, 2}));
-  return m;
-}
-
 // Every attribute below `file`'s root whose type is a variable-length string, as "path@name".
 std::vector<std::string> variable_length_attributes(hid_t file) {
   struct Walk {
@@ -68,7 +58,7 @@ std::vector<std::string> variable_length_attributes(hid_t file) {
 }
 
 TEST(SavingChecksum, EveryStrataFileStartsWithItsChecksum) {
-  auto model = trained_model();
+  auto model = h5::adam_trained_model();
   const fs::path dir = h5::temp_dir("checksum_files");
   const std::string full = (dir / "m.h5").string();
   const std::string keras2 = (dir / "w.h5").string();
@@ -98,7 +88,7 @@ TEST(SavingChecksum, EveryStrataFileStartsWithItsChecksum) {
 }
 
 TEST(SavingChecksum, DamageIsAValueErrorNamingTheFile) {
-  auto model = trained_model();
+  auto model = h5::adam_trained_model();
   const fs::path dir = h5::temp_dir("checksum_damage");
   const std::string path = (dir / "w.h5").string();
   model->save_weights(path);
@@ -140,7 +130,7 @@ TEST(SavingChecksum, DamageIsAValueErrorNamingTheFile) {
 }
 
 TEST(SavingChecksum, FilesWithoutChecksumLoadAsBefore) {
-  auto model = trained_model();
+  auto model = h5::adam_trained_model();
   const fs::path dir = h5::temp_dir("checksum_none");
   const std::string path = (dir / "m.h5").string();
   model->save(path);
