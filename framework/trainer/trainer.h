@@ -5,6 +5,7 @@
 // strategy only through its entry points: distribute_input(), run_step() and join().
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -39,9 +40,10 @@ class Trainer {
   // The model's strategy, or the default one (one replica on the model's device).
   distribute::Strategy& strategy() const;
   // What every step needs, made once in the cross-replica context before the first step: the
-  // model's weights (built from `first`), the compiled metrics (their kind depends on the
-  // shapes of `first`) and, when training, the optimizer's slots. Never lazily inside a replica.
-  void build_state(const std::optional<data::Element>& first, bool training);
+  // model's weights (built from the first batch), the compiled metrics (their kind depends on
+  // its shapes) and, when training, the optimizer's slots. Never lazily inside a replica.
+  // `first` is called (a batch drawn) only when something still has to be built.
+  void build_state(const std::function<std::optional<data::Element>()>& first, bool training);
 
   History run_fit(EpochIterator& train, EpochIterator* validation, const FitOptions& options);
   // Starts epoch `epoch` of `train`: at its beginning, or where `resume` (a restored backup in

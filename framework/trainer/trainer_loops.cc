@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <utility>
 
@@ -68,27 +69,31 @@ distribute::Strategy& Trainer::strategy() const {
   return *distribute::get_strategy();  // the default strategy outlives every loop
 }
 
-void Trainer::build_state(const std::optional<data::Element>& first, bool training) {
-  if (!first) return;
+void Trainer::build_state(const std::function<std::optional<data::Element>()>& first,
+                          bool training) {
+  if (model_.compiled() && training) model_.optimizer()->build(model_.trainable_variables());
+  const bool metrics_pending = model_.compiled() && !model_.compiled_state()->metrics_built;
+  if (model_.built() && !metrics_pending) return;  // nothing needs data: no batch is drawn
+  const std::optional<data::Element> batch = first();
+  if (!batch) return;
   NoGradGuard no_grad;
   // On the device the steps will run on (a strategy's first replica's), data included.
   distribute::Strategy* s = model_.distribute_strategy();
   const Device on = s ? s->worker_devices()[0] : model_.device();
   DeviceScope on_device(on);
   data::Element moved;
-  for (const Tensor& t : *first) moved.push_back(t.defined() ? t.to(on) : t);
+  for (const Tensor& t : *batch) moved.push_back(t.defined() ? t.to(on) : t);
   // As Keras, the model is built from the data before any callback runs, so on_train_begin sees
   // every weight (BackupAndRestore restores into them).
   if (!model_.built()) model_.predict_step(moved);
-  if (model_.compiled()) {
-    model_.build_metrics_from(moved);
-    if (training) model_.optimizer()->build(model_.trainable_variables());
-  }
+  if (metrics_pending) model_.build_metrics_from(moved);
+  // Slots of weights the build above just made.
+  if (model_.compiled() && training) model_.optimizer()->build(model_.trainable_variables());
 }
 
 // Runs the test loop over `it`, reporting batches to `callbacks`; returns the final logs.
 Logs Trainer::run_evaluation(EpochIterator& it, CallbackList& callbacks, const char* who) {
-  build_state(it.peek(), /*training=*/false);
+  build_state([&it] { return it.peek(); }, /*training=*/false);
   model_.reset_metrics();
   callbacks.on_test_begin(Logs());
   it.begin_epoch();
@@ -189,7 +194,7 @@ History Trainer::run_fit(EpochIterator& train, EpochIterator* validation, const 
     const EpochIterator*& data;
     ~ForgetData() { data = nullptr; }  // also when fit() throws
   } forget_data{m.fit_data_};
-  build_state(train.peek(), /*training=*/true);
+  build_state([&train] { return train.peek(); }, /*training=*/true);
   callbacks.on_train_begin(Logs());
   // A callback (BackupAndRestore) may have asked to resume from a backup.
   std::optional<ResumePoint> resume = std::exchange(m.resume_point_, std::nullopt);
@@ -290,7 +295,7 @@ std::map<std::string, double> Trainer::evaluate(const data::Dataset& dataset,
 
 Tensor Trainer::run_predict(EpochIterator& it, const PredictOptions& o) {
   const auto scope = strategy_scope(model_);
-  build_state(it.peek(), /*training=*/false);
+  build_state([&it] { return it.peek(); }, /*training=*/false);
   CallbackList callbacks(o.callbacks_);
   callbacks.set_model(&model_);
   callbacks.set_params({1, it.steps(), o.verbose_});
@@ -348,7 +353,7 @@ Logs Trainer::run_one_batch(const data::Element& batch, bool reset_metrics, bool
   const char* who = training ? "Model.train_on_batch" : "Model.test_on_batch";
   model_.require_compiled(training ? "train_on_batch" : "test_on_batch");
   const auto scope = strategy_scope(model_);
-  build_state(batch, training);
+  build_state([&batch] { return std::optional<data::Element>(batch); }, training);
   if (reset_metrics) model_.reset_metrics();
   distribute::Strategy& s = strategy();
   OnModelDevice device(model_);
@@ -366,7 +371,7 @@ Logs Trainer::run_one_batch(const data::Element& batch, bool reset_metrics, bool
 Tensor Trainer::predict_on_batch(const Tensor& x) {
   const auto scope = strategy_scope(model_);
   const data::Element batch{x};
-  build_state(batch, /*training=*/false);
+  build_state([&batch] { return std::optional<data::Element>(batch); }, /*training=*/false);
   distribute::Strategy& s = strategy();
   OnModelDevice device(model_);
   auto input = s.distribute_input(just(batch), {-1, "Model.predict_on_batch"});
