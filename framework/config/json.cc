@@ -1,5 +1,9 @@
 #include "framework/config/json.h"
 
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
 #include <nlohmann/json.hpp>
 
 #include "framework/core/error.h"
@@ -168,10 +172,19 @@ bool Json::as_bool() const {
 }
 
 int64_t Json::as_int() const {
+  if (impl_->value.is_number_unsigned()) {
+    // Above INT64_MAX the conversion would wrap to a negative count.
+    const uint64_t u = impl_->value.get<uint64_t>();
+    if (u <= uint64_t(std::numeric_limits<int64_t>::max())) return int64_t(u);
+    wrong_type("an integer in the 64-bit signed range", impl_->value);
+  }
   if (impl_->value.is_number_integer()) return impl_->value.get<int64_t>();
   if (impl_->value.is_number_float()) {
+    // Keras configs written by Python may spell integers as 4.0. Converting a double outside
+    // [-2^63, 2^63) (or NaN) to int64_t is undefined, so the range is checked first.
     const double d = impl_->value.get<double>();
-    if (d == double(int64_t(d))) return int64_t(d);
+    if (d >= -9223372036854775808.0 && d < 9223372036854775808.0 && d == std::trunc(d))
+      return int64_t(d);
   }
   wrong_type("an integer", impl_->value);
 }

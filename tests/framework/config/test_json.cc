@@ -1,6 +1,7 @@
 // Json::parse on hostile text: nesting is bounded, so nothing downstream recurses off the stack.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 
 #include <strata/strata.h>
@@ -57,6 +58,22 @@ TEST(Json, LayersThatAreNotAListAreAValueErrorNamingThem) {
     testing::expect_error<ValueError>([&] { model_from_json(config); },
                                       {"\"layers\" must be a list of", "got \"abc\""});
   }
+}
+
+// The fuzzer found "units": 1e300 converted to int64_t: undefined behaviour. Integers spelled as
+// whole doubles (4.0, as Python writes them) still read; anything out of range is a ValueError.
+TEST(Json, IntegersOutOfTheSignedRangeAreAValueError) {
+  EXPECT_EQ(Json::parse("4.0").as_int(), 4);
+  EXPECT_EQ(Json::parse("-9223372036854775808").as_int(), INT64_MIN);
+  EXPECT_EQ(Json::parse("9223372036854775807").as_int(), INT64_MAX);
+  for (const char* text : {"1e300", "-1e300", "9223372036854775808.0", "9223372036854775808",
+                           "18446744073709551615", "4.5"}) {
+    testing::expect_error<ValueError>([&] { Json::parse(text).as_int(); }, {"integer"});
+  }
+  const std::string config =
+      "{\"class_name\": \"Sequential\", \"config\": {\"layers\": [{\"class_name\": "
+      "\"Dense\", \"config\": {\"units\": 1e300}}]}}";
+  EXPECT_THROW(model_from_json(config), ValueError);
 }
 
 }  // namespace
