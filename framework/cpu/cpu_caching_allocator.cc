@@ -24,6 +24,7 @@ struct Cache {
   std::mutex mutex;
   std::multimap<size_t, void*> free_blocks;  // block size -> block
   AllocatorStats stats;
+  size_t limit = 0;  // set_allocation_limit; 0: none
 };
 
 Cache& cache() {
@@ -86,6 +87,11 @@ void* cached_allocate(size_t nbytes) {
       ++c.stats.hits;
       return p;
     }
+    if (c.limit != 0) {
+      // Idle blocks count against the limit too: they are resident.
+      if (c.stats.cached_bytes + c.stats.allocated_bytes + size > c.limit) free_cached_blocks(c);
+      if (c.stats.allocated_bytes + size > c.limit) throw_out_of_memory(nbytes, c.stats);
+    }
     ++c.stats.misses;
     c.stats.allocated_bytes += size;
   }
@@ -129,6 +135,12 @@ AllocatorStats allocator_stats() {
   Cache& c = cache();
   std::lock_guard<std::mutex> lock(c.mutex);
   return c.stats;
+}
+
+void set_allocation_limit(size_t bytes) {
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  c.limit = bytes;
 }
 
 void empty_cache() {

@@ -21,4 +21,10 @@ AllocatorStats allocator_stats();
 // Returns every cached block to the OS.
 void empty_cache();
 
+// The most the allocator hands out to live tensors at once, in bytes (0, the default: as much as
+// the system gives). Beyond it a request is a ResourceExhaustedError, as on a machine with that
+// much memory, after the cache has been emptied. The fuzz targets set it, so that a file asking
+// for a model larger than the fuzzer's memory limit is the error a user would see, not a report.
+void set_allocation_limit(size_t bytes);
+
 }  // namespace strata::cpu

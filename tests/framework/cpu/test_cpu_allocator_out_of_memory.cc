@@ -52,5 +52,23 @@ TEST(CpuAllocator, AbsurdRequestIsRefusedBeforeAskingTheSystem) {
   EXPECT_EQ(cpu::allocator_stats().allocated_bytes, before.allocated_bytes);
 }
 
+TEST(CpuAllocator, AllocationLimitIsResourceExhaustedAfterEmptyingTheCache) {
+  cpu::empty_cache();
+  { Tensor idle = zeros({int64_t(8) << 20}); }  // 32 MiB, freed into the cache
+  ASSERT_GE(cpu::allocator_stats().cached_bytes, size_t(32) << 20);
+  const size_t held = cpu::allocator_stats().allocated_bytes;
+  cpu::set_allocation_limit(held + (size_t(48) << 20));
+  // 40 MiB fits once the idle 32 MiB are returned: the cache gives way to the request.
+  {
+    Tensor fits = zeros({int64_t(10) << 20});
+    EXPECT_EQ(cpu::allocator_stats().cached_bytes, 0u);
+    // Another 40 MiB does not.
+    EXPECT_THROW(Tensor::empty({int64_t(10) << 20}), ResourceExhaustedError);
+  }
+  cpu::set_allocation_limit(0);
+  Tensor unlimited = zeros({int64_t(32) << 20});
+  EXPECT_EQ(unlimited.numel(), int64_t(32) << 20);
+}
+
 }  // namespace
 }  // namespace strata
