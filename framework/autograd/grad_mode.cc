@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "framework/autograd/node.h"
+#include "framework/backend/backend.h"
 #include "framework/ops/creation.h"
 #include "framework/ops/math_ops.h"
 #include "framework/variables/variable.h"
@@ -18,6 +19,25 @@ struct ThreadGradState {
   bool no_grad = false;
 };
 thread_local ThreadGradState t_state;
+
+// What gradient_with_slices collects: the rows gathered from its source variables.
+struct SparseCollector {
+  std::unordered_set<const autograd::Node*> sources;  // the source variables' leaves
+  std::unordered_map<const autograd::Node*, std::vector<IndexedSlices>> parts;
+};
+thread_local SparseCollector* t_sparse = nullptr;
+
+// Installs a collector for one backward pass (nested tapes each see their own).
+class CollectorScope {
+ public:
+  explicit CollectorScope(SparseCollector* c) : previous_(t_sparse) { t_sparse = c; }
+  ~CollectorScope() { t_sparse = previous_; }
+  CollectorScope(const CollectorScope&) = delete;
+  CollectorScope& operator=(const CollectorScope&) = delete;
+
+ private:
+  SparseCollector* previous_;
+};
 
 // Reverse topological order (outputs first) of the nodes reachable from `root`.
 std::vector<autograd::Node*> topological_order(autograd::Node* root) {
@@ -44,6 +64,18 @@ std::vector<autograd::Node*> topological_order(autograd::Node* root) {
 
 namespace autograd {
 bool is_recording() { return t_state.active_tapes > 0 && !t_state.no_grad; }
+
+bool emit_sparse_gradient(const Node* params, const Tensor& ids, const Tensor& rows,
+                          const Shape& params_shape) {
+  if (t_sparse == nullptr || !t_sparse->sources.count(params)) return false;
+  const int64_t n = ids.numel();
+  std::vector<int64_t> dims = params_shape.dims();
+  dims[0] = n;
+  t_sparse->parts[params].push_back(IndexedSlices{
+      ids.reshape(Shape{n}).cast(DType::kInt64), rows.reshape(Shape(std::move(dims))),
+      params_shape});
+  return true;
+}
 bool should_watch_variables() { return t_state.watching_tapes > 0 && !t_state.no_grad; }
 }  // namespace autograd
 
@@ -71,6 +103,28 @@ void GradientTape::watch(const Variable& v) { v.watch(); }
 std::vector<Tensor> GradientTape::gradient(const Tensor& target, const std::vector<Tensor>& sources,
                                            const Tensor& output_gradient,
                                            UnconnectedGradients unconnected) {
+  std::vector<Gradient> g = run(target, sources, output_gradient, unconnected, false);
+  std::vector<Tensor> out;
+  out.reserve(g.size());
+  for (Gradient& x : g) out.push_back(x.dense());  // never sparse without with_slices
+  return out;
+}
+
+std::vector<Gradient> GradientTape::gradient_with_slices(
+    const Tensor& target, const std::vector<std::shared_ptr<Variable>>& sources,
+    UnconnectedGradients unconnected) {
+  std::vector<Tensor> handles;
+  handles.reserve(sources.size());
+  for (const auto& v : sources) {
+    if (!v) throw ValueError("GradientTape.gradient_with_slices: a source variable is null");
+    handles.push_back(v->gradient_handle());
+  }
+  return run(target, handles, Tensor(), unconnected, true);
+}
+
+std::vector<Gradient> GradientTape::run(const Tensor& target, const std::vector<Tensor>& sources,
+                                        const Tensor& output_gradient,
+                                        UnconnectedGradients unconnected, bool with_slices) {
   if (used_ && !persistent_) {
     throw StateError("GradientTape.gradient: a non-persistent tape can compute gradients only "
                      "once; create it with GradientTape(/*persistent=*/true) to call it again");
@@ -78,10 +132,31 @@ std::vector<Tensor> GradientTape::gradient(const Tensor& target, const std::vect
   used_ = true;
   NoGradGuard no_grad;  // the backward pass itself is not recorded
 
-  std::vector<Tensor> result(sources.size());
+  std::vector<Gradient> result(sources.size());
   std::vector<bool> reported(sources.size(), false);
   autograd::Node* root = target.grad_node().get();
   std::unordered_map<autograd::Node*, Tensor> grads;
+  // With slices: the gathers from source variables hand their rows here (emit_sparse_gradient).
+  SparseCollector sparse;
+  CollectorScope collecting(with_slices ? &sparse : nullptr);
+  if (with_slices) {
+    for (const Tensor& s : sources) {
+      if (s.defined() && s.grad_node() && s.grad_node()->is_leaf()) {
+        sparse.sources.insert(s.grad_node().get());
+      }
+    }
+  }
+  // A source's gradient from its dense part (grads) and its rows (sparse.parts).
+  const auto gradient_of = [&](autograd::Node* node) -> Gradient {
+    auto g = grads.find(node);
+    auto p = sparse.parts.find(node);
+    if (p == sparse.parts.end()) return g != grads.end() ? Gradient(g->second) : Gradient();
+    const IndexedSlices rows = IndexedSlices::concat(p->second);
+    if (g == grads.end()) return Gradient(rows);
+    Tensor dense = g->second.clone();  // read whole as well: the rows join the dense gradient
+    backend_for(dense).scatter_add(rows.values, rows.indices, 0, dense);
+    return Gradient(dense);
+  };
   if (root != nullptr) {
     // Nodes from which some source is reachable: only those need gradients.
     std::unordered_set<autograd::Node*> wanted;
@@ -126,14 +201,14 @@ std::vector<Tensor> GradientTape::gradient(const Tensor& target, const std::vect
       for (const auto& in : node->inputs()) {
         if (!in || !wanted.count(in.get())) continue;
         if (--pending[in.get()] != 0) continue;
-        auto g = grads.find(in.get());
+        const Gradient g = gradient_of(in.get());
         for (size_t i : source_indices[in.get()]) {
-          result[i] = g != grads.end() ? g->second : Tensor();
+          result[i] = g;
           if (!result[i].defined() && unconnected == UnconnectedGradients::kZero) {
-            result[i] = zeros_like(sources[i]);
+            result[i] = Gradient(zeros_like(sources[i]));
           }
           reported[i] = true;
-          on_ready_(i, result[i]);
+          if (!result[i].is_sparse()) on_ready_(i, result[i].dense());
         }
       }
     };
@@ -167,14 +242,11 @@ std::vector<Tensor> GradientTape::gradient(const Tensor& target, const std::vect
   for (size_t i = 0; i < sources.size(); ++i) {
     const Tensor& s = sources[i];
     if (reported[i]) continue;
-    if (s.defined() && s.grad_node()) {
-      auto it = grads.find(s.grad_node().get());
-      if (it != grads.end()) result[i] = it->second;
-    }
+    if (s.defined() && s.grad_node()) result[i] = gradient_of(s.grad_node().get());
     if (!result[i].defined() && unconnected == UnconnectedGradients::kZero && s.defined()) {
-      result[i] = zeros_like(s);
+      result[i] = Gradient(zeros_like(s));
     }
-    if (on_ready_) on_ready_(i, result[i]);
+    if (on_ready_ && !result[i].is_sparse()) on_ready_(i, result[i].dense());
   }
   return result;
 }

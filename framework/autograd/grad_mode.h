@@ -4,6 +4,7 @@
 #include <functional>
 #include <vector>
 
+#include "framework/autograd/indexed_slices.h"
 #include "framework/core/tensor.h"
 
 namespace strata {
@@ -39,6 +40,13 @@ class GradientTape {
                                const Tensor& output_gradient = Tensor(),
                                UnconnectedGradients unconnected = UnconnectedGradients::kNone);
   Tensor gradient(const Tensor& target, const Tensor& source);
+  // As gradient(), except that a variable read only through gather (Embedding's table) gets its
+  // gradient as IndexedSlices: the looked-up rows, not a dense table-sized tensor (TensorFlow's
+  // tape returns tf.IndexedSlices there). A variable also read whole gets a dense gradient. The
+  // ready callback hears of dense gradients only; sparse ones are in the result.
+  std::vector<Gradient> gradient_with_slices(
+      const Tensor& target, const std::vector<std::shared_ptr<Variable>>& sources,
+      UnconnectedGradients unconnected = UnconnectedGradients::kNone);
 
   // Called with (source index, gradient) as soon as that source's gradient is final, while the
   // backward pass goes on: a data-parallel trainer starts all-reducing early gradients during
@@ -51,6 +59,10 @@ class GradientTape {
   bool watch_accessed_variables() const { return watch_accessed_variables_; }
 
  private:
+  std::vector<Gradient> run(const Tensor& target, const std::vector<Tensor>& sources,
+                            const Tensor& output_gradient, UnconnectedGradients unconnected,
+                            bool with_slices);
+
   bool persistent_;
   bool watch_accessed_variables_;
   bool used_ = false;

@@ -52,4 +52,11 @@ bool record(const Tensor& out, const char* name, const std::vector<Tensor>& inpu
 // True when recording and any of `inputs` carries a grad node: lets ops skip saving tensors.
 bool any_requires_grad(const std::vector<Tensor>& inputs);
 
+// For a gather's backward (embedding_lookup): while GradientTape::gradient_with_slices runs and
+// `params` is one of its sources, takes the gradient of the gathered rows (`rows`, one per id
+// in `ids`) as IndexedSlices of `params` and returns true; the backward then gives no dense
+// gradient for params. Returns false otherwise (the caller scatters into a dense gradient).
+bool emit_sparse_gradient(const Node* params, const Tensor& ids, const Tensor& rows,
+                          const Shape& params_shape);
+
 }  // namespace strata::autograd

@@ -50,6 +50,9 @@ void Backend::gather(const Tensor&, const Tensor&, int, Tensor&) { unimplemented
 void Backend::scatter_add(const Tensor&, const Tensor&, int, Tensor&) {
   unimplemented("scatter_add");
 }
+void Backend::scatter_update(const Tensor&, const Tensor&, int, Tensor&) {
+  unimplemented("scatter_update");
+}
 void Backend::one_hot(const Tensor&, int64_t, double, double, Tensor&) { unimplemented("one_hot"); }
 void Backend::matmul(const Tensor&, const Tensor&, bool, bool, Tensor&) { unimplemented("matmul"); }
 void Backend::conv2d_forward(const Tensor&, const Tensor&, const Conv2DParams&, Tensor&) {

@@ -73,6 +73,9 @@ class Backend {
   virtual void gather(const Tensor& params, const Tensor& indices, int axis, Tensor& out);
   // out[..., indices[j], ...] += updates[..., j, ...] along `axis`; out already holds its base.
   virtual void scatter_add(const Tensor& updates, const Tensor& indices, int axis, Tensor& out);
+  // out[..., indices[j], ...] = updates[..., j, ...] along `axis`: writes rows in place (a sparse
+  // optimizer update's result). The indices are unique and in range.
+  virtual void scatter_update(const Tensor& updates, const Tensor& indices, int axis, Tensor& out);
   // out[..., k] = (indices[...] == k) ? on : off. Out-of-range indices give all `off`.
   virtual void one_hot(const Tensor& indices, int64_t depth, double on, double off, Tensor& out);
 

@@ -272,6 +272,29 @@ void CpuBackend::scatter_add(const Tensor& updates, const Tensor& indices, int a
   });
 }
 
+void CpuBackend::scatter_update(const Tensor& updates, const Tensor& indices, int axis,
+                                Tensor& out) {
+  if (updates.numel() == 0) return;
+  int64_t outer, n, inner;
+  split_axis(out.shape(), axis, outer, n, inner);
+  const int64_t count = indices.numel();
+  const size_t row_bytes = size_t(inner) * dtype_size(out.dtype());
+  const char* src = static_cast<const char*>(updates.raw_data());
+  char* dst = static_cast<char*>(out.raw_data());
+  visit_index_dtype(indices.dtype(), [&](auto tag) {
+    using I = decltype(tag);
+    const I* idx = static_cast<const I*>(indices.raw_data());
+    // Unique indices: no two rows of the loop write the same place.
+    cpu::parallel_for(outer * count, grain_for(inner), [&](int64_t b, int64_t e) {
+      for (int64_t t = b; t < e; ++t) {
+        const int64_t o = t / count, j = t % count;
+        std::memcpy(dst + size_t(o * n + int64_t(idx[j])) * row_bytes,
+                    src + size_t(t) * row_bytes, row_bytes);
+      }
+    });
+  });
+}
+
 void CpuBackend::one_hot(const Tensor& indices, int64_t depth, double on, double off, Tensor& out) {
   if (out.numel() == 0) return;
   const int64_t count = indices.numel();

@@ -51,6 +51,8 @@ class CudaBackend final : public Backend {
            Tensor& out) override;
   void gather(const Tensor& params, const Tensor& indices, int axis, Tensor& out) override;
   void scatter_add(const Tensor& updates, const Tensor& indices, int axis, Tensor& out) override;
+  void scatter_update(const Tensor& updates, const Tensor& indices, int axis,
+                      Tensor& out) override;
   void one_hot(const Tensor& indices, int64_t depth, double on, double off, Tensor& out) override;
 
   // cublaslt_matmul.cc

@@ -301,6 +301,18 @@ __global__ void gather_kernel(const U* params, const I* idx, U* out, int64_t tot
   }
 }
 
+// The inverse of gather_kernel for unique indices: rows written in place.
+template <typename U, typename I>
+__global__ void scatter_update_kernel(const U* updates, const I* idx, U* out, int64_t total,
+                                      int64_t count, int64_t n, int64_t inner) {
+  STRATA_GRID_STRIDE_LOOP(i, total) {
+    const int64_t t = i / inner, r = i - t * inner;
+    const int64_t o = t / count, j = t - o * count;
+    const int64_t k = int64_t(idx[j]);
+    if (k >= 0 && k < n) out[(o * n + k) * inner + r] = updates[i];
+  }
+}
+
 // *addr += v atomically, wrapping for integers as the CPU does.
 __device__ __forceinline__ void atomic_add(float* addr, float v) { atomicAdd(addr, v); }
 __device__ __forceinline__ void atomic_add(double* addr, double v) { atomicAdd(addr, v); }
@@ -510,6 +522,29 @@ void CudaBackend::scatter_add(const Tensor& updates, const Tensor& indices, int 
           cuda::device_ptr<const T>(updates), cuda::device_ptr<const I>(indices),
           cuda::device_ptr<T>(out), total, count, n, inner);
       cuda::check_launch("scatter_add_kernel", device.index);
+    });
+  });
+}
+
+void CudaBackend::scatter_update(const Tensor& updates, const Tensor& indices, int axis,
+                                 Tensor& out) {
+  cuda::DeviceGuard guard(out.device());
+  const int64_t total = updates.numel();
+  if (total == 0) return;
+  const Device device = out.device();
+  int64_t outer, n, inner;
+  split_axis(out.shape(), axis, outer, n, inner);
+  const int64_t count = indices.numel();
+  visit_index_dtype(indices.dtype(), "scatter_update", [&](auto itag) {
+    using I = decltype(itag);
+    visit_element_size(dtype_size(out.dtype()), [&](auto tag) {
+      using U = decltype(tag);
+      scatter_update_kernel<<<cuda::blocks_for(total), kThreadsPerBlock, 0,
+                              cuda::stream(device)>>>(cuda::device_ptr<const U>(updates),
+                                                      cuda::device_ptr<const I>(indices),
+                                                      cuda::device_ptr<U>(out), total, count, n,
+                                                      inner);
+      cuda::check_launch("scatter_update_kernel", device.index);
     });
   });
 }

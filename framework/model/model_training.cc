@@ -239,7 +239,7 @@ void Model::train_step(const data::Element& batch) {
   const auto* scaler = dynamic_cast<optimizers::LossScaleOptimizer*>(compiled_->optimizer.get());
   const Tensor target = scaler ? scaler->scale_loss(loss) : loss;
   // Summed over the replicas (in buckets, during the backward pass) under a strategy.
-  std::vector<Tensor> grads = distribute::compute_reduced_gradients(tape, target, vars);
+  std::vector<Gradient> grads = distribute::compute_reduced_gradients(tape, target, vars);
   compiled_->optimizer->apply_gradients(grads, vars, /*skip_gradients_aggregation=*/true);
   update_metrics(u.y, y_pred, u.sample_weight, loss);
 }

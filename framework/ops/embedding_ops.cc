@@ -36,9 +36,15 @@ Tensor embedding_lookup(const Tensor& params, const Tensor& ids) {
   Tensor out = Tensor::empty(Shape(std::move(dims)), params.dtype(), params.device());
   backend_for(params).gather(params, ids, 0, out);
   if (autograd::any_requires_grad({params})) {
+    // The params' node, for a sparse gradient: the record below keeps it alive (an input).
+    const autograd::Node* params_node = params.grad_node().get();
     autograd::record(out, "embedding_lookup", {params, ids},
-                     [shape = params.shape(), idx = ids.alias()](const Tensor& g,
-                                                                  const autograd::NeedsGrad&) {
+                     [shape = params.shape(), idx = ids.alias(), params_node](
+                         const Tensor& g, const autograd::NeedsGrad&) {
+                       // A variable's table under gradient_with_slices: the looked-up rows.
+                       if (autograd::emit_sparse_gradient(params_node, idx, g, shape)) {
+                         return std::vector<Tensor>{Tensor(), Tensor()};
+                       }
                        // Rows looked up several times accumulate their gradients.
                        Tensor grad = zeros(shape, g.dtype(), g.device());
                        backend_for(g).scatter_add(g, idx, 0, grad);

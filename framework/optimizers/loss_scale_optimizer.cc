@@ -43,10 +43,11 @@ VariablePtr state_variable(const std::string& name, DType dtype, double initial)
 
 // True when every defined floating gradient holds only finite values. The per-gradient flags are
 // combined on the first gradient's device, so the host waits once, not once per gradient.
-bool all_finite(const std::vector<Tensor>& grads) {
+bool all_finite(const std::vector<Gradient>& grads) {
   std::vector<Tensor> flags;
   Device device = Device::cpu();
-  for (const Tensor& g : grads) {
+  for (const Gradient& gradient : grads) {
+    const Tensor& g = gradient.numbers();  // a sparse gradient's rows
     if (!g.defined() || !is_floating(g.dtype()) || g.numel() == 0) continue;
     if (flags.empty()) device = g.device();
     flags.push_back(reduce_all(is_finite(g)).to(device));
@@ -103,7 +104,7 @@ Tensor LossScaleOptimizer::scale_loss(const Tensor& loss) const {
   return multiply(loss, scale);
 }
 
-void LossScaleOptimizer::apply_gradients(const std::vector<Tensor>& grads,
+void LossScaleOptimizer::apply_gradients(const std::vector<Gradient>& grads,
                                          const std::vector<VariablePtr>& vars,
                                          bool skip_gradients_aggregation) {
   if (grads.size() != vars.size()) {
@@ -140,10 +141,16 @@ void LossScaleOptimizer::apply_gradients(const std::vector<Tensor>& grads,
   // Unscale. The scale is a power of two times the initial one, so with the default initial
   // scale the product is exact.
   const double inverse = 1.0 / scale;
-  std::vector<Tensor> unscaled;
+  std::vector<Gradient> unscaled;
   unscaled.reserve(grads.size());
-  for (const Tensor& g : grads) {
-    unscaled.push_back(g.defined() && is_floating(g.dtype()) ? multiply(g, inverse) : g);
+  for (const Gradient& g : grads) {
+    if (!g.defined() || !is_floating(g.dtype())) {
+      unscaled.push_back(g);
+    } else if (g.is_sparse()) {
+      unscaled.emplace_back(g.slices().scaled(inverse));
+    } else {
+      unscaled.emplace_back(multiply(g.dense(), inverse));
+    }
   }
   inner_->apply_gradients(unscaled, vars, skip_gradients_aggregation);
 

@@ -63,7 +63,7 @@ class LossScaleOptimizer : public Optimizer {
   // Divides the gradients by the scale and hands them to the inner optimizer, or skips the step
   // when any is not finite; then adapts the scale (see the top of this file).
   using Optimizer::apply_gradients;
-  void apply_gradients(const std::vector<Tensor>& grads, const std::vector<VariablePtr>& vars,
+  void apply_gradients(const std::vector<Gradient>& grads, const std::vector<VariablePtr>& vars,
                        bool skip_gradients_aggregation = false) override;
 
   // Everything else is the inner optimizer's (Keras: iterations and learning_rate are the inner

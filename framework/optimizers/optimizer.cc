@@ -156,16 +156,23 @@ void Optimizer::build(const std::vector<VariablePtr>& vars) {
 
 void Optimizer::apply_gradients(const std::vector<std::pair<Tensor, VariablePtr>>& grads_and_vars,
                                 bool skip_gradients_aggregation) {
-  std::vector<Tensor> grads;
+  std::vector<Gradient> grads;
   std::vector<VariablePtr> vars;
   for (const auto& [g, v] : grads_and_vars) {
-    grads.push_back(g);
+    grads.emplace_back(g);
     vars.push_back(v);
   }
   apply_gradients(grads, vars, skip_gradients_aggregation);
 }
 
 void Optimizer::apply_gradients(const std::vector<Tensor>& grads,
+                                const std::vector<VariablePtr>& vars,
+                                bool skip_gradients_aggregation) {
+  apply_gradients(std::vector<Gradient>(grads.begin(), grads.end()), vars,
+                  skip_gradients_aggregation);
+}
+
+void Optimizer::apply_gradients(const std::vector<Gradient>& grads,
                                 const std::vector<VariablePtr>& vars,
                                 bool skip_gradients_aggregation) {
   if (grads.size() != vars.size()) {
@@ -176,12 +183,12 @@ void Optimizer::apply_gradients(const std::vector<Tensor>& grads,
   if (grads.empty()) return;
 
   // Keep the (gradient, variable) pairs that have a gradient, validated.
-  std::vector<std::pair<Tensor, VariablePtr>> work;
+  std::vector<std::pair<Gradient, VariablePtr>> work;
   std::string missing;
   for (size_t i = 0; i < vars.size(); ++i) {
     const VariablePtr& var = vars[i];
     if (!var) throw ValueError(name_ + ".apply_gradients: variable " + std::to_string(i) + " is null");
-    const Tensor& grad = grads[i];
+    const Gradient& grad = grads[i];
     if (!grad.defined()) {
       missing += (missing.empty() ? "'" : ", '") + var->name() + "'";
       continue;
@@ -196,7 +203,8 @@ void Optimizer::apply_gradients(const std::vector<Tensor>& grads,
                        "' has dtype " + dtype_name(grad.dtype()) + ", expected the variable's " +
                        dtype_name(var->dtype()));
     }
-    work.emplace_back(grad, var);
+    // Repeated rows summed once, before clipping and the row-wise update.
+    work.emplace_back(grad.is_sparse() ? Gradient(grad.slices().deduplicated()) : grad, var);
   }
   if (work.empty()) {
     throw ValueError(name_ + ".apply_gradients: no gradients provided for any variable (all " +
@@ -207,7 +215,13 @@ void Optimizer::apply_gradients(const std::vector<Tensor>& grads,
   distribute::ReplicaContext* replica = distribute::current_replica_context();
   if (replica != nullptr && replica->num_replicas_in_sync() > 1) {
     if (!skip_gradients_aggregation) {
-      for (auto& w : work) replica->all_reduce(w.first = w.first.clone(), ReduceOp::kSum);
+      // A custom loop's own gradients: summed densely (the trainer's path keeps rows sparse,
+      // gradient_reducer.h).
+      for (auto& w : work) {
+        Tensor sum = w.first.to_dense().clone();
+        replica->all_reduce(sum, ReduceOp::kSum);
+        w.first = Gradient(sum);
+      }
     }
     // Slots are state made once per process, in the cross-replica context: fit builds them
     // before its first step; a custom loop that did not call build() gets them made here, by
@@ -246,20 +260,21 @@ void Optimizer::apply_gradients(const std::vector<Tensor>& grads,
 }
 
 std::vector<double> Optimizer::clip_scales(
-    const std::vector<std::pair<Tensor, VariablePtr>>& work) const {
+    const std::vector<std::pair<Gradient, VariablePtr>>& work) const {
   // Clipping becomes a per-variable gradient multiplier and an elementwise bound, both applied
   // inside the fused kernel, so the update stays a single pass over each variable.
   std::vector<double> scales(work.size(), 1.0);
   if (config_.clipnorm) {
     const double clip = *config_.clipnorm;
     for (size_t i = 0; i < work.size(); ++i) {
-      const double n = norm(work[i].first).item<double>();
+      // A deduplicated sparse gradient's rows hold all of its norm.
+      const double n = norm(work[i].first.numbers()).item<double>();
       scales[i] = clip / std::max(n, clip);  // NaN norm stays NaN, as Keras
     }
   } else if (config_.global_clipnorm) {
     const double clip = *config_.global_clipnorm;
     std::vector<Tensor> gs;
-    for (const auto& w : work) gs.push_back(w.first);
+    for (const auto& w : work) gs.push_back(w.first.numbers());
     const double n = global_norm(gs).item<double>();
     // Keras: a non-finite global norm makes every update NaN rather than silently huge.
     const double s = std::isfinite(n) ? clip * std::min(1.0 / n, 1.0 / clip)

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "framework/autograd/indexed_slices.h"
 #include "framework/backend/kernel_params.h"
 #include "framework/config/json.h"
 #include "framework/optimizers/learning_rate_schedule.h"
@@ -42,9 +43,17 @@ class Optimizer {
   // made once per process by merge_call.
   // Virtual (with the accessors below) so that a wrapper such as LossScaleOptimizer can stand in
   // for the optimizer it wraps wherever an Optimizer is expected.
-  virtual void apply_gradients(const std::vector<Tensor>& grads,
+  //
+  // Sparse gradients (IndexedSlices, from GradientTape::gradient_with_slices) are deduplicated,
+  // clipped by the norm of their rows, and applied to the touched rows only where the rule
+  // allows it (updates_touched_rows_only in variable_update.h: SGD and Adagrad); other rules see
+  // the dense gradient. Across replicas they are reduced densely and the rows any replica
+  // touched stay the touched rows.
+  virtual void apply_gradients(const std::vector<Gradient>& grads,
                                const std::vector<VariablePtr>& vars,
                                bool skip_gradients_aggregation = false);
+  void apply_gradients(const std::vector<Tensor>& grads, const std::vector<VariablePtr>& vars,
+                       bool skip_gradients_aggregation = false);
   void apply_gradients(const std::vector<std::pair<Tensor, VariablePtr>>& grads_and_vars,
                        bool skip_gradients_aggregation = false);
 
@@ -104,7 +113,8 @@ class Optimizer {
   Slots& slots_for(const VariablePtr& var);
   bool decays(const Variable& var) const;
   // Each gradient's clipnorm / global_clipnorm multiplier (1 without clipping).
-  std::vector<double> clip_scales(const std::vector<std::pair<Tensor, VariablePtr>>& work) const;
+  std::vector<double> clip_scales(
+      const std::vector<std::pair<Gradient, VariablePtr>>& work) const;
 
   std::string class_name_;
   std::string name_;

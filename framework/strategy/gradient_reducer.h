@@ -15,9 +15,11 @@ namespace strata::distribute {
 inline constexpr size_t kDefaultGradientBucketBytes = size_t(25) << 20;
 
 // d(loss)/d(vars), summed over the replicas in sync when called on one of several replicas.
-// Pass the result to Optimizer::apply_gradients with skip_gradients_aggregation = true.
-std::vector<Tensor> compute_reduced_gradients(GradientTape& tape, const Tensor& loss,
-                                              const std::vector<VariablePtr>& vars,
-                                              size_t bucket_bytes = kDefaultGradientBucketBytes);
+// A table read through gather (Embedding) gets IndexedSlices of the rows the step touched (on
+// any replica), the others dense gradients (GradientTape::gradient_with_slices). Pass the result
+// to Optimizer::apply_gradients with skip_gradients_aggregation = true.
+std::vector<Gradient> compute_reduced_gradients(GradientTape& tape, const Tensor& loss,
+                                                const std::vector<VariablePtr>& vars,
+                                                size_t bucket_bytes = kDefaultGradientBucketBytes);
 
 }  // namespace strata::distribute

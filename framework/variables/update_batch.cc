@@ -20,6 +20,31 @@ void UpdateBatch::add(Tensor& value, const OptimizerUpdate& rule, Tensor grad,
   g->slots.push_back(std::move(slots));
 }
 
+bool updates_touched_rows_only(const OptimizerUpdate& rule) {
+  return (rule.kind == OptimizerKind::kSGD || rule.kind == OptimizerKind::kAdagrad) &&
+         rule.weight_decay == 0.0f;
+}
+
+void UpdateBatch::add_rows(Tensor& value, const OptimizerUpdate& rule, IndexedSlices grad,
+                           std::vector<Tensor> slots) {
+  if (queued_.count(&value)) flush();
+  queued_.insert(&value);
+  rows_.push_back(RowsUpdate{rule, &value, std::move(grad), std::move(slots)});
+}
+
+namespace {
+
+// `t`'s rows at `indices` as a new tensor.
+Tensor gather_rows(const Tensor& t, const Tensor& indices) {
+  std::vector<int64_t> dims = t.shape().dims();
+  dims[0] = indices.numel();
+  Tensor rows = Tensor::empty(Shape(std::move(dims)), t.dtype(), t.device());
+  backend_for(t).gather(t, indices, 0, rows);
+  return rows;
+}
+
+}  // namespace
+
 void UpdateBatch::synchronize_with(std::function<void()> sync) {
   if (!sync_) sync_ = std::move(sync);
 }
@@ -35,6 +60,20 @@ void UpdateBatch::flush() {
     backend_for(*g.values[0]).optimizer_update_many(g.rule, g.values, g.grads, slot_ptrs);
   }
   groups_.clear();
+  for (RowsUpdate& r : rows_) {
+    // The same kernel as a dense update, on the touched rows of the variable and its slots.
+    const Tensor indices = r.grad.indices.to(r.value->device());
+    Tensor rows = gather_rows(*r.value, indices);
+    std::vector<Tensor> slot_rows;
+    for (const Tensor& s : r.slots) slot_rows.push_back(gather_rows(s, indices));
+    Backend& backend = backend_for(*r.value);
+    backend.optimizer_update(r.rule, rows, r.grad.values.to(r.value->device()), slot_rows);
+    backend.scatter_update(rows, indices, 0, *r.value);
+    for (size_t k = 0; k < r.slots.size(); ++k) {
+      backend.scatter_update(slot_rows[k], indices, 0, r.slots[k]);
+    }
+  }
+  rows_.clear();
   queued_.clear();
 }
 

@@ -97,7 +97,11 @@ void Variable::apply_update(const VariableUpdate& update, UpdateBatch& batch) {
   std::vector<Tensor> slots;
   slots.reserve(update.slots.size());
   for (const std::shared_ptr<Variable>& slot : update.slots) slots.push_back(slot->storage());
-  batch.add(dst, update.rule, update.grad.to(dst.device()), std::move(slots));
+  if (update.grad.is_sparse() && updates_touched_rows_only(update.rule)) {
+    batch.add_rows(dst, update.rule, update.grad.slices(), std::move(slots));
+  } else {
+    batch.add(dst, update.rule, update.grad.to_dense().to(dst.device()), std::move(slots));
+  }
 }
 
 Tensor Variable::gradient_handle() const {

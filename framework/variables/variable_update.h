@@ -13,6 +13,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "framework/autograd/indexed_slices.h"
 #include "framework/backend/kernel_params.h"
 #include "framework/core/tensor.h"
 
@@ -22,10 +23,20 @@ class Variable;
 
 struct VariableUpdate {
   OptimizerUpdate rule;  // kind, hyper-parameters, learning rate, step, clipping, decay
-  Tensor grad;           // dense, the variable's shape and dtype
+  // The variable's shape and dtype; sparse (deduplicated IndexedSlices) for a table read
+  // through gather, so a remote or sharded variable receives only the touched rows.
+  Gradient grad;
   // The variable's slots, in the order Backend::optimizer_update documents for rule.kind.
   std::vector<std::shared_ptr<Variable>> slots;
 };
+
+// Whether `rule` applied to a sparse gradient updates only the touched rows of the variable and
+// its slots (Keras 2's sparse semantics, TensorFlow's ResourceSparseApply* kernels): SGD (with or
+// without momentum) and Adagrad, without weight decay. SGD momentum differs from a dense update
+// here: an untouched row keeps its momentum and its value. Everything else (Adam, AdamW,
+// RMSprop, or any weight decay) updates every row as if the untouched rows had a zero gradient:
+// for Adam this is exactly Keras 2's sparse Adam (the moments of every row decay each step).
+bool updates_touched_rows_only(const OptimizerUpdate& rule);
 
 // The in-place updates of one optimizer step. Updates sharing device, dtype and
 // hyper-parameters go to the backend in one optimizer_update_many call (a GPU does them in a few
@@ -40,6 +51,10 @@ class UpdateBatch {
   // Queues value <- rule(value, grad, slots), all updated in place. `value` and `slots` are the
   // tensors holding a variable's memory; `grad` is on value's device.
   void add(Tensor& value, const OptimizerUpdate& rule, Tensor grad, std::vector<Tensor> slots);
+  // Queues the update of the rows `grad.indices` (unique) of `value` and of its slots only:
+  // those rows are gathered, updated by the same fused kernel, and written back.
+  void add_rows(Tensor& value, const OptimizerUpdate& rule, IndexedSlices grad,
+                std::vector<Tensor> slots);
   // Asks for `sync` to run (once) before the first queued update is applied and again after the
   // last: variables shared by several replicas (central storage) are written while every replica
   // waits. Every replica of a step must ask for the same sync.
@@ -56,7 +71,14 @@ class UpdateBatch {
     std::vector<Tensor> grads;
     std::vector<std::vector<Tensor>> slots;
   };
+  struct RowsUpdate {
+    OptimizerUpdate rule;
+    Tensor* value;
+    IndexedSlices grad;
+    std::vector<Tensor> slots;
+  };
   std::vector<Group> groups_;
+  std::vector<RowsUpdate> rows_;
   std::unordered_set<const Tensor*> queued_;
   std::function<void()> sync_;
   bool synced_before_ = false;

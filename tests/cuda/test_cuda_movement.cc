@@ -1,6 +1,6 @@
 // CUDA data movement against the CPU: transpose (every permutation of a rank-4 tensor, the tiled
-// and merged-axes paths), concat, slice, slice_assign, pad, gather, scatter_add and one_hot, in
-// dtypes of every element width, with large and empty tensors, and finite-difference gradients
+// and merged-axes paths), concat, slice, slice_assign, pad, gather, scatter_add, scatter_update
+// and one_hot, in dtypes of every element width, with large and empty tensors, and finite-difference gradients
 // on /gpu:0. scatter_add and slice_assign are called directly on the backend (they write into an
 // existing tensor). Skipped without a GPU.
 #include <gtest/gtest.h>
@@ -261,6 +261,32 @@ TEST(CudaScatterAdd, RepeatedIndicesAccumulateInEveryDtype) {
       "scatter_add contended",
       [](const std::vector<Tensor>& in) { return scatter_added(in[0], in[1], in[2], 0); },
       {base, updates, idx}, {1e-4, 1e-3});
+}
+
+// out = base with rows at (unique) indices along axis replaced by updates.
+Tensor scatter_updated(const Tensor& base, const Tensor& updates, const Tensor& indices, int axis) {
+  Tensor out = base.clone();
+  backend_for(out).scatter_update(updates, indices, axis, out);
+  return out;
+}
+
+TEST(CudaScatterUpdate, UniqueRowsAreWrittenInEveryElementWidth) {
+  STRATA_REQUIRE_GPU();
+  for (DType dtype : kCopyDtypes) {
+    for (int axis = 0; axis < 2; ++axis) {
+      std::vector<int64_t> base_dims = {7, 8, 3}, update_dims = {7, 8, 3};
+      update_dims[size_t(axis)] = 4;  // rows 5, 0, 3, 1 (a sparse optimizer step's, unsorted)
+      const Tensor base = input(Shape(base_dims), dtype, 60);
+      const Tensor updates = input(Shape(update_dims), dtype, 61);
+      for (DType index_dtype : {int32, int64}) {
+        const Tensor idx = Tensor::from_vector(std::vector<int64_t>{5, 0, 3, 1}, {4}).cast(index_dtype);
+        expect_gpu_matches_cpu(
+            what("scatter_update", dtype, "axis " + std::to_string(axis)).c_str(),
+            [axis](const std::vector<Tensor>& in) { return scatter_updated(in[0], in[1], in[2], axis); },
+            {base, updates, idx}, kExact);
+      }
+    }
+  }
 }
 
 TEST(CudaOneHot, OutOfRangeIndicesGiveAllOff) {

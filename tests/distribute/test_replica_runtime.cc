@@ -97,7 +97,7 @@ TEST_F(ReplicaRuntime, BucketedGradientsAreTheSumOverReplicas) {
         vars.push_back(create_variable(spec));
       }
     }
-    std::vector<std::vector<Tensor>> grads(2);
+    std::vector<std::vector<Gradient>> grads(2);
     strategy.run_replicas([&](int r) {
       GradientTape tape;
       Tensor loss;
@@ -110,8 +110,8 @@ TEST_F(ReplicaRuntime, BucketedGradientsAreTheSumOverReplicas) {
     for (size_t k = 0; k < vars.size(); ++k) {
       // d/dw (w^2 * (r+1)) summed over r = 1, 2: 2w * 3 = 6 (k+1).
       const std::vector<float> want(k + 1, 6.0f * float(k + 1));
-      EXPECT_EQ(grads[0][k].to_vector<float>(), want) << "bucket " << bucket_bytes << " var " << k;
-      EXPECT_EQ(grads[1][k].to_vector<float>(), want) << "bucket " << bucket_bytes << " var " << k;
+      EXPECT_EQ(grads[0][k].dense().to_vector<float>(), want) << "bucket " << bucket_bytes << " var " << k;
+      EXPECT_EQ(grads[1][k].dense().to_vector<float>(), want) << "bucket " << bucket_bytes << " var " << k;
     }
   }
 }

@@ -13,6 +13,8 @@ namespace {
 // What the store saw, per variable name.
 struct StoreCounts {
   std::map<std::string, int64_t> full_reads, rows_served, updates, assigns;
+  // Updates that arrived as rows (IndexedSlices), and how many rows they carried.
+  std::map<std::string, int64_t> sparse_updates, rows_updated;
 };
 
 class StoreVariable final : public Variable {
@@ -32,6 +34,10 @@ class StoreVariable final : public Variable {
   }
   void apply_update(const VariableUpdate& update, UpdateBatch& batch) override {
     ++counts_.updates[name()];
+    if (update.grad.is_sparse()) {
+      ++counts_.sparse_updates[name()];
+      counts_.rows_updated[name()] += update.grad.slices().indices.numel();
+    }
     // The store applies it to its own copies of the variable and its slots.
     VariableUpdate in_store = update;
     for (VariablePtr& slot : in_store.slots) slot = static_cast<StoreVariable&>(*slot).backing_;
@@ -87,9 +93,11 @@ std::shared_ptr<Model> conv_embedding_model(const std::string& optimizer) {
 
 data::Dataset conv_embedding_data() {
   const ClassifierData d = classifier_data(kSamples);
-  // Ids from the first kUsedIds rows of the table only.
+  // Ids from the first kUsedIds rows of the table only, four rows a batch, other rows in the
+  // next batch: a row touched in one step is untouched in the next (where SGD momentum's sparse
+  // update differs from a dense one).
   std::vector<int64_t> ids(size_t(kSamples * 3));
-  for (size_t i = 0; i < ids.size(); ++i) ids[i] = int64_t((i * 7) % kUsedIds);
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = int64_t((i / 6) % kUsedIds);
   return data::Dataset::from_tensor_slices(
              {d.x, Tensor::from_vector(ids, Shape{kSamples, 3}), d.y})
       .batch(kBatch);
@@ -130,6 +138,37 @@ TEST_P(StoreVariables, FitMatchesNoStrategyThroughTheVariableEntriesOnly) {
   // One lookup per training step (the first builds the metrics on one sample).
   EXPECT_GT(c.rows_served.at(table), 0);
   EXPECT_LE(c.rows_served.at(table), (steps + 1) * kUsedIds);
+  // Its gradient reached it as the touched rows (deduplicated), never as a dense table, and
+  // nothing else got a sparse gradient.
+  ASSERT_TRUE(c.sparse_updates.count(table));
+  EXPECT_EQ(c.sparse_updates.at(table), steps);
+  EXPECT_GT(c.rows_updated.at(table), 0);
+  EXPECT_LE(c.rows_updated.at(table), steps * kUsedIds);
+  EXPECT_EQ(c.sparse_updates.size(), 1u);
+}
+
+// The table's rows are summed over the replicas and the rows any replica touched stay the
+// touched rows, so Mirrored and CentralStorage update the same rows as one replica (with SGD
+// momentum, an untouched row keeps its momentum).
+TEST_P(StoreVariables, MirroredAndCentralStorageUpdateTheSameRowsAsNoStrategy) {
+  config::set_logical_cpu_devices(2);
+  const auto options = FitOptions().epochs(2).verbose(0);
+  std::shared_ptr<Model> plain = conv_embedding_model(GetParam());
+  plain->fit(conv_embedding_data(), options);
+  distribute::MirroredStrategy mirrored(cpus(2));
+  distribute::CentralStorageStrategy central(cpus(2));
+  for (distribute::Strategy* strategy : {static_cast<distribute::Strategy*>(&mirrored),
+                                         static_cast<distribute::Strategy*>(&central)}) {
+    SCOPED_TRACE(strategy->name());
+    std::shared_ptr<Model> model;
+    {
+      auto scope = strategy->scope();
+      model = conv_embedding_model(GetParam());
+    }
+    model->fit(conv_embedding_data(), options);
+    expect_weights_near(model->get_weights(), plain->get_weights(), 1e-5, 1e-6);
+  }
+  config::set_logical_cpu_devices(1);
 }
 
 INSTANTIATE_TEST_SUITE_P(Optimizers, StoreVariables, ::testing::Values("sgd_momentum", "adam"));

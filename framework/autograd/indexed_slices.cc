@@ -1,0 +1,94 @@
+#include "framework/autograd/indexed_slices.h"
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "framework/backend/backend.h"
+#include "framework/core/error.h"
+#include "framework/ops/creation.h"
+#include "framework/ops/math_ops.h"
+#include "framework/ops/shape_ops.h"
+
+namespace strata {
+namespace {
+
+// [n] + dense_shape[1:]: the shape of n rows.
+Shape rows_shape(const Shape& dense_shape, int64_t n) {
+  std::vector<int64_t> dims = dense_shape.dims();
+  dims[0] = n;
+  return Shape(std::move(dims));
+}
+
+}  // namespace
+
+Tensor IndexedSlices::to_dense() const {
+  Tensor dense = zeros(dense_shape, values.dtype(), values.device());
+  backend_for(values).scatter_add(values, indices, 0, dense);
+  return dense;
+}
+
+IndexedSlices IndexedSlices::deduplicated() const {
+  // The index bookkeeping is done on the host (the indices are few: one per looked-up id);
+  // the rows are summed on the values' device.
+  // Slices made by hand reach the update kernels through here: they are checked first.
+  if (indices.dtype() != DType::kInt64 && indices.dtype() != DType::kInt32) {
+    throw DTypeError(std::string("IndexedSlices: indices must be int32 or int64, got ") +
+                     dtype_name(indices.dtype()));
+  }
+  if (dense_shape.rank() < 1 || indices.rank() != 1 ||
+      values.shape() != rows_shape(dense_shape, indices.numel())) {
+    throw ShapeError("IndexedSlices: values of shape " + values.shape().to_string() + " and " +
+                     "indices of shape " + indices.shape().to_string() + " do not make rows of a " +
+                     "variable of shape " + dense_shape.to_string() + "; values must be [n] + " +
+                     "dense_shape[1:] for n indices");
+  }
+  const std::vector<int64_t> ids = indices.to_vector<int64_t>();
+  for (size_t j = 0; j < ids.size(); ++j) {
+    if (ids[j] < 0 || ids[j] >= dense_shape[0]) {
+      throw IndexError("IndexedSlices: index " + std::to_string(ids[j]) + " at position " +
+                       std::to_string(j) + " is outside [0, " + std::to_string(dense_shape[0]) +
+                       ") for a variable of shape " + dense_shape.to_string());
+    }
+  }
+  std::vector<int64_t> unique(ids);
+  std::sort(unique.begin(), unique.end());
+  unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
+  if (unique.size() == ids.size() && std::is_sorted(ids.begin(), ids.end())) return *this;
+  std::vector<int64_t> position(ids.size());
+  for (size_t j = 0; j < ids.size(); ++j) {
+    position[j] = std::lower_bound(unique.begin(), unique.end(), ids[j]) - unique.begin();
+  }
+  IndexedSlices out;
+  out.dense_shape = dense_shape;
+  out.indices = Tensor::from_vector(unique, Shape{int64_t(unique.size())}).to(values.device());
+  out.values = zeros(rows_shape(dense_shape, int64_t(unique.size())), values.dtype(),
+                     values.device());
+  const Tensor where =
+      Tensor::from_vector(position, Shape{int64_t(position.size())}).to(values.device());
+  backend_for(values).scatter_add(values, where, 0, out.values);
+  return out;
+}
+
+IndexedSlices IndexedSlices::scaled(double factor) const {
+  return IndexedSlices{indices, multiply(values, factor), dense_shape};
+}
+
+IndexedSlices IndexedSlices::concat(const std::vector<IndexedSlices>& parts) {
+  STRATA_CHECK(!parts.empty());
+  if (parts.size() == 1) return parts[0];
+  std::vector<Tensor> ids, rows;
+  for (const IndexedSlices& p : parts) {
+    ids.push_back(p.indices);
+    rows.push_back(p.values);
+  }
+  return IndexedSlices{strata::concat(ids, 0), strata::concat(rows, 0), parts[0].dense_shape};
+}
+
+const IndexedSlices& Gradient::slices() const {
+  STRATA_CHECK(sparse_);
+  return slices_;
+}
+
+}  // namespace strata
