@@ -1,10 +1,12 @@
 // Model: construction, calling, layers, config, the strategy it belongs to. Training lives in
 // model_training.cc (compile, steps, losses, metrics); the fit / evaluate / predict loops in
-// framework/trainer/, which the methods at the end of this file hand over to.
+// framework/trainer/, which the methods at the end of this file hand over to; saving in
+// framework/saving/ (save_model.h), which save / save_weights / load_weights hand over to.
 #include "framework/model/model.h"
 
 #include "framework/model/compiled_state.h"
 #include "framework/model/functional_graph.h"
+#include "framework/saving/save_model.h"
 #include "framework/strategy/strategy.h"
 #include "framework/trainer/epoch_iterator.h"
 #include "framework/trainer/trainer.h"
@@ -84,6 +86,15 @@ void Model::set_weights(const std::vector<Tensor>& values) {
   }
   for (size_t i = 0; i < vars.size(); ++i) vars[i]->assign(values[i].cast(vars[i]->dtype()));
 }
+
+// Qualified: inside Model, the unqualified names would find these members themselves.
+void Model::save_weights(const std::string& path) const { strata::save_weights(*this, path); }
+
+void Model::load_weights(const std::string& path, bool by_name, bool skip_mismatch) {
+  strata::load_weights(*this, path, by_name, skip_mismatch);
+}
+
+void Model::save(const std::string& path) const { strata::save_model(*this, path); }
 
 std::vector<std::shared_ptr<Layer>> Model::layers() const {
   if (graph_) return graph_->layers();

@@ -119,19 +119,16 @@ class Model : public Layer {
   // Assigns values in weights() order; the count and each shape must match (ValueError /
   // ShapeError naming the weight).
   void set_weights(const std::vector<Tensor>& values);
-  // Keras 2's weights file (root attribute layer_names, <layer>/<layer>/<weight>:0 datasets),
-  // or Keras 3's layout when `path` ends in ".weights.h5" (a ".keras" path is a ValueError: use
-  // save()). The write is atomic: a temporary file in the same directory, flushed, fsync'ed and
-  // renamed over `path`.
+  // Keras' model.save_weights / load_weights / save, forwarding to the free functions
+  // save_weights(model, path), load_weights(model, path, ...) and save_model(model, path) in
+  // framework/saving/save_model.h, which document the formats. In short: save_weights writes
+  // Keras 2's weights file, or Keras 3's layout for a path ending in ".weights.h5"; load_weights
+  // reads either, full-model files and .keras archives (by_name: Keras 2 layouts only;
+  // skip_mismatch: skip weights whose shape differs); save writes a .keras archive for a path
+  // ending in ".keras", else Keras 2's HDF5 full-model layout. Every write is atomic. Reload a
+  // saved model with load_model() (layers/load_model.h).
   void save_weights(const std::string& path) const;
-  // Reads either layout, full-model files and the weights of a .keras archive (the format is
-  // read from the file). by_name matches layers by name instead of order (Keras 2 layouts only);
-  // skip_mismatch skips weights whose shape differs instead of throwing.
   void load_weights(const std::string& path, bool by_name = false, bool skip_mismatch = false);
-  // The whole model: Keras 3's .keras archive when `path` ends in ".keras" (config.json,
-  // model.weights.h5 with the optimizer's state), else Keras 2's HDF5 layout (model_config,
-  // training_config, model_weights/, optimizer_weights/). Atomic like save_weights. Reload with
-  // load_model() (layers/load_model.h).
   void save(const std::string& path) const;
 
  protected:
@@ -152,6 +149,10 @@ class Model : public Layer {
  private:
   // The loops (framework/trainer/) run the steps and keep the progress fields below.
   friend class Trainer;
+  // save_model refuses a subclassed model, whose architecture cannot be stored: one without a
+  // functional graph (graph()) that is not a Sequential. class_name() alone cannot tell, since
+  // a subclass may override it; a friend keeps graph() off the public API.
+  friend void save_model(const Model& model, const std::string& path);
   void require_compiled(const char* method) const;
   // Builds the compiled metrics (once) from a batch (x, y, ...): a forward pass on its first
   // sample gives the output shapes. The trainer calls it in the cross-replica context.

@@ -1,7 +1,10 @@
-// Model::save_weights / Model::load_weights: Keras 2's weights layout (keras_weights_format.h),
-// or Keras 3's for a ".weights.h5" path (keras3_weights_format.h), written atomically. Loading
-// reads the format from the file's first bytes: HDF5 (either layout, or a full-model .h5) or a
-// .keras archive (its model.weights.h5, as Keras 3's load_weights does).
+// save_weights / load_weights (Model's members of those names forward here): Keras 2's weights
+// layout (keras_weights_format.h), or Keras 3's for a ".weights.h5" path
+// (keras3_weights_format.h), written atomically. Loading reads the format from the file's first
+// bytes: HDF5 (either layout, or a full-model .h5) or a .keras archive (its model.weights.h5, as
+// Keras 3's load_weights does).
+#include "framework/saving/save_model.h"
+
 #include "framework/core/error.h"
 #include "framework/model/model.h"
 #include "framework/saving/atomic_file.h"
@@ -14,10 +17,10 @@
 
 namespace strata {
 
-void Model::save_weights(const std::string& path) const {
-  if (!built() && weights().empty()) {
-    throw ValueError("save_weights: model '" + name() + "' has not been built, so it has no "
-                     "weights yet; call it on a batch, fit() it or build() it first");
+void save_weights(const Model& model, const std::string& path) {
+  if (!model.built() && model.weights().empty()) {
+    throw ValueError("save_weights: model '" + model.name() + "' has not been built, so it has "
+                     "no weights yet; call it on a batch, fit() it or build() it first");
   }
   if (saving::is_keras_archive_path(path)) {
     throw ValueError("save_weights('" + path + "'): a .keras file holds a whole model; save it "
@@ -30,9 +33,9 @@ void Model::save_weights(const std::string& path) const {
     {
       saving::hdf5::Group root = file.root();
       if (keras3) {
-        saving::write_keras3_weights(root, *this);
+        saving::write_keras3_weights(root, model);
       } else {
-        saving::write_keras2_weights(root, *this);
+        saving::write_keras2_weights(root, model);
       }
     }
     file.close();
@@ -51,12 +54,12 @@ void require_by_order(const std::string& path, bool by_name, const char* what) {
 
 }  // namespace
 
-void Model::load_weights(const std::string& path, bool by_name, bool skip_mismatch) {
+void load_weights(Model& model, const std::string& path, bool by_name, bool skip_mismatch) {
   const saving::FileFormat format = saving::detect_file_format(path);
   if (format == saving::FileFormat::kZip || format == saving::FileFormat::kKerasDirectory) {
     const saving::hdf5::File weights = saving::KerasArchive::open(path).weights();
     require_by_order(path, by_name, "a Keras 3 .keras archive");
-    saving::read_keras3_weights(weights.root(), *this, skip_mismatch);
+    saving::read_keras3_weights(weights.root(), model, skip_mismatch);
     return;
   }
   if (format != saving::FileFormat::kHdf5) {
@@ -67,12 +70,12 @@ void Model::load_weights(const std::string& path, bool by_name, bool skip_mismat
   const saving::WeightLoadOptions options{by_name, skip_mismatch};
   // The layout is read from the contents, whatever the file is called.
   if (saving::has_string_list_attribute(root, "layer_names")) {
-    saving::read_keras2_weights(root, *this, options);
+    saving::read_keras2_weights(root, model, options);
   } else if (root.has_group("model_weights")) {  // a full model saved with save()
-    saving::read_keras2_weights(root.open_group("model_weights"), *this, options);
+    saving::read_keras2_weights(root.open_group("model_weights"), model, options);
   } else if (saving::has_keras3_layout(root)) {
     require_by_order(path, by_name, "a Keras 3 .weights.h5 file");
-    saving::read_keras3_weights(root, *this, skip_mismatch);
+    saving::read_keras3_weights(root, model, skip_mismatch);
   } else {
     throw ValueError("load_weights: '" + path + "' is an HDF5 file but not a Keras weights file: "
                      "it has no 'layer_names' attribute (Keras 2 weights), no 'model_weights' "

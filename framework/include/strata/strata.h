@@ -67,6 +67,7 @@
 #include "framework/model/model.h"
 #include "framework/model/training_args.h"
 #include "framework/model/sequential.h"
+#include "framework/saving/save_model.h"
 #include "framework/variables/creator_stack.h"
 #include "framework/variables/initializers.h"
 #include "framework/variables/regularizers.h"
