@@ -1,6 +1,7 @@
 #include "framework/autograd/grad_mode.h"
 
 #include <algorithm>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -39,6 +40,20 @@ class CollectorScope {
   SparseCollector* previous_;
 };
 
+// The tensors carrying the variables' leaf nodes (Variable::gradient_handle), for `method`.
+std::vector<Tensor> gradient_handles(const std::vector<std::shared_ptr<Variable>>& sources,
+                                     const char* method) {
+  std::vector<Tensor> handles;
+  handles.reserve(sources.size());
+  for (const auto& v : sources) {
+    if (!v) {
+      throw ValueError(std::string("GradientTape.") + method + ": a source variable is null");
+    }
+    handles.push_back(v->gradient_handle());
+  }
+  return handles;
+}
+
 // Reverse topological order (outputs first) of the nodes reachable from `root`.
 std::vector<autograd::Node*> topological_order(autograd::Node* root) {
   std::vector<autograd::Node*> order;
@@ -69,11 +84,9 @@ bool emit_sparse_gradient(const Node* params, const Tensor& ids, const Tensor& r
                           const Shape& params_shape) {
   if (t_sparse == nullptr || !t_sparse->sources.count(params)) return false;
   const int64_t n = ids.numel();
-  std::vector<int64_t> dims = params_shape.dims();
-  dims[0] = n;
-  t_sparse->parts[params].push_back(IndexedSlices{
-      ids.reshape(Shape{n}).cast(DType::kInt64), rows.reshape(Shape(std::move(dims))),
-      params_shape});
+  t_sparse->parts[params].push_back(
+      IndexedSlices{ids.reshape(Shape{n}).cast(DType::kInt64),
+                    rows.reshape(IndexedSlices::rows_shape(params_shape, n)), params_shape});
   return true;
 }
 bool should_watch_variables() { return t_state.watching_tapes > 0 && !t_state.no_grad; }
@@ -113,13 +126,8 @@ std::vector<Tensor> GradientTape::gradient(const Tensor& target, const std::vect
 std::vector<Gradient> GradientTape::gradient_with_slices(
     const Tensor& target, const std::vector<std::shared_ptr<Variable>>& sources,
     UnconnectedGradients unconnected) {
-  std::vector<Tensor> handles;
-  handles.reserve(sources.size());
-  for (const auto& v : sources) {
-    if (!v) throw ValueError("GradientTape.gradient_with_slices: a source variable is null");
-    handles.push_back(v->gradient_handle());
-  }
-  return run(target, handles, Tensor(), unconnected, true);
+  return run(target, gradient_handles(sources, "gradient_with_slices"), Tensor(), unconnected,
+             true);
 }
 
 std::vector<Gradient> GradientTape::run(const Tensor& target, const std::vector<Tensor>& sources,
@@ -255,13 +263,7 @@ std::vector<Tensor> GradientTape::gradient(const Tensor& target,
                                            const std::vector<std::shared_ptr<Variable>>& sources,
                                            const Tensor& output_gradient,
                                            UnconnectedGradients unconnected) {
-  std::vector<Tensor> handles;
-  handles.reserve(sources.size());
-  for (const auto& v : sources) {
-    if (!v) throw ValueError("GradientTape.gradient: a source variable is null");
-    handles.push_back(v->gradient_handle());
-  }
-  return gradient(target, handles, output_gradient, unconnected);
+  return gradient(target, gradient_handles(sources, "gradient"), output_gradient, unconnected);
 }
 
 Tensor GradientTape::gradient(const Tensor& target, const Tensor& source) {

@@ -12,16 +12,12 @@
 #include "framework/ops/shape_ops.h"
 
 namespace strata {
-namespace {
 
-// [n] + dense_shape[1:]: the shape of n rows.
-Shape rows_shape(const Shape& dense_shape, int64_t n) {
+Shape IndexedSlices::rows_shape(const Shape& dense_shape, int64_t n) {
   std::vector<int64_t> dims = dense_shape.dims();
   dims[0] = n;
   return Shape(std::move(dims));
 }
-
-}  // namespace
 
 Tensor IndexedSlices::to_dense() const {
   Tensor dense = zeros(dense_shape, values.dtype(), values.device());

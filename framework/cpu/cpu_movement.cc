@@ -223,25 +223,44 @@ void CpuBackend::pad(const Tensor& x, const std::vector<int64_t>& pad_before, do
   slice_assign(x, pad_before, out);
 }
 
-void CpuBackend::gather(const Tensor& params, const Tensor& indices, int axis, Tensor& out) {
-  if (out.numel() == 0) return;
+namespace {
+
+// Copies rows between a table ([outer, n, inner] around the indexed axis) and its rows ([outer,
+// count, inner]): rows[o, j] = table[o, idx[j]] (gather, src the table) or the reverse
+// (scatter_update, src the rows; its indices are unique, so no two tasks write one row).
+enum class RowCopy { kGather, kScatter };
+void copy_indexed_rows(RowCopy direction, const Shape& table_shape, DType dtype,
+                       const Tensor& indices, int axis, const void* src, void* dst) {
   int64_t outer, n, inner;
-  split_axis(params.shape(), axis, outer, n, inner);
+  split_axis(table_shape, axis, outer, n, inner);
   const int64_t count = indices.numel();
-  const size_t es = dtype_size(params.dtype()), row_bytes = size_t(inner) * es;
-  const char* src = static_cast<const char*>(params.raw_data());
-  char* dst = static_cast<char*>(out.raw_data());
+  const size_t row_bytes = size_t(inner) * dtype_size(dtype);
+  const char* from = static_cast<const char*>(src);
+  char* to = static_cast<char*>(dst);
   visit_index_dtype(indices.dtype(), [&](auto tag) {
     using I = decltype(tag);
     const I* idx = static_cast<const I*>(indices.raw_data());
     cpu::parallel_for(outer * count, grain_for(inner), [&](int64_t b, int64_t e) {
       for (int64_t t = b; t < e; ++t) {
         const int64_t o = t / count, j = t % count;
-        std::memcpy(dst + size_t(t) * row_bytes,
-                    src + size_t(o * n + int64_t(idx[j])) * row_bytes, row_bytes);
+        const size_t table_at = size_t(o * n + int64_t(idx[j])) * row_bytes;
+        const size_t rows_at = size_t(t) * row_bytes;
+        if (direction == RowCopy::kGather) {
+          std::memcpy(to + rows_at, from + table_at, row_bytes);
+        } else {
+          std::memcpy(to + table_at, from + rows_at, row_bytes);
+        }
       }
     });
   });
+}
+
+}  // namespace
+
+void CpuBackend::gather(const Tensor& params, const Tensor& indices, int axis, Tensor& out) {
+  if (out.numel() == 0) return;
+  copy_indexed_rows(RowCopy::kGather, params.shape(), params.dtype(), indices, axis,
+                    params.raw_data(), out.raw_data());
 }
 
 void CpuBackend::scatter_add(const Tensor& updates, const Tensor& indices, int axis, Tensor& out) {
@@ -275,24 +294,8 @@ void CpuBackend::scatter_add(const Tensor& updates, const Tensor& indices, int a
 void CpuBackend::scatter_update(const Tensor& updates, const Tensor& indices, int axis,
                                 Tensor& out) {
   if (updates.numel() == 0) return;
-  int64_t outer, n, inner;
-  split_axis(out.shape(), axis, outer, n, inner);
-  const int64_t count = indices.numel();
-  const size_t row_bytes = size_t(inner) * dtype_size(out.dtype());
-  const char* src = static_cast<const char*>(updates.raw_data());
-  char* dst = static_cast<char*>(out.raw_data());
-  visit_index_dtype(indices.dtype(), [&](auto tag) {
-    using I = decltype(tag);
-    const I* idx = static_cast<const I*>(indices.raw_data());
-    // Unique indices: no two rows of the loop write the same place.
-    cpu::parallel_for(outer * count, grain_for(inner), [&](int64_t b, int64_t e) {
-      for (int64_t t = b; t < e; ++t) {
-        const int64_t o = t / count, j = t % count;
-        std::memcpy(dst + size_t(o * n + int64_t(idx[j])) * row_bytes,
-                    src + size_t(t) * row_bytes, row_bytes);
-      }
-    });
-  });
+  copy_indexed_rows(RowCopy::kScatter, out.shape(), out.dtype(), indices, axis,
+                    updates.raw_data(), out.raw_data());
 }
 
 void CpuBackend::one_hot(const Tensor& indices, int64_t depth, double on, double off, Tensor& out) {

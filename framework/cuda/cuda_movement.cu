@@ -288,28 +288,24 @@ __global__ void pad_kernel(const U* x, U* out, PadIndexer ix, U value, int64_t n
 
 // ---- gather, scatter_add, one_hot -------------------------------------------------------------
 
-// out [outer, count, inner] = params [outer, n, inner] at rows idx[0..count). An index outside
-// [0, n) (the op front-ends reject them) gives zeros instead of a read out of bounds.
-template <typename U, typename I>
-__global__ void gather_kernel(const U* params, const I* idx, U* out, int64_t total, int64_t count,
-                              int64_t n, int64_t inner) {
+// Rows between a table [outer, n, inner] and its rows [outer, count, inner] at idx[0..count).
+// Gather: rows = table at idx; an index outside [0, n) (the op front-ends reject them) gives
+// zeros instead of a read out of bounds. Scatter (scatter_update, unique indices): table at idx
+// = rows; an index outside [0, n) writes nothing.
+template <bool kScatter, typename U, typename I>
+__global__ void indexed_rows_kernel(const U* src, const I* idx, U* dst, int64_t total,
+                                    int64_t count, int64_t n, int64_t inner) {
   STRATA_GRID_STRIDE_LOOP(i, total) {
     const int64_t t = i / inner, r = i - t * inner;
     const int64_t o = t / count, j = t - o * count;
     const int64_t k = int64_t(idx[j]);
-    out[i] = (k >= 0 && k < n) ? params[(o * n + k) * inner + r] : U(0);
-  }
-}
-
-// The inverse of gather_kernel for unique indices: rows written in place.
-template <typename U, typename I>
-__global__ void scatter_update_kernel(const U* updates, const I* idx, U* out, int64_t total,
-                                      int64_t count, int64_t n, int64_t inner) {
-  STRATA_GRID_STRIDE_LOOP(i, total) {
-    const int64_t t = i / inner, r = i - t * inner;
-    const int64_t o = t / count, j = t - o * count;
-    const int64_t k = int64_t(idx[j]);
-    if (k >= 0 && k < n) out[(o * n + k) * inner + r] = updates[i];
+    const bool in_range = k >= 0 && k < n;
+    const int64_t table_at = (o * n + k) * inner + r;
+    if constexpr (kScatter) {
+      if (in_range) dst[table_at] = src[i];
+    } else {
+      dst[i] = in_range ? src[table_at] : U(0);
+    }
   }
 }
 
@@ -485,24 +481,36 @@ void CudaBackend::pad(const Tensor& x, const std::vector<int64_t>& pad_before, d
   });
 }
 
+namespace {
+
+// Launches indexed_rows_kernel over the rows [outer, count, inner] of a table of `table_shape`.
+template <bool kScatter>
+void copy_indexed_rows(const Tensor& src, const Tensor& indices, int axis, Tensor& dst,
+                       const Shape& table_shape, int64_t total, const char* op) {
+  const Device device = dst.device();
+  int64_t outer, n, inner;
+  split_axis(table_shape, axis, outer, n, inner);
+  const int64_t count = indices.numel();
+  visit_index_dtype(indices.dtype(), op, [&](auto itag) {
+    using I = decltype(itag);
+    visit_element_size(dtype_size(dst.dtype()), [&](auto tag) {
+      using U = decltype(tag);
+      indexed_rows_kernel<kScatter>
+          <<<cuda::blocks_for(total), kThreadsPerBlock, 0, cuda::stream(device)>>>(
+              cuda::device_ptr<const U>(src), cuda::device_ptr<const I>(indices),
+              cuda::device_ptr<U>(dst), total, count, n, inner);
+      cuda::check_launch(op, device.index);
+    });
+  });
+}
+
+}  // namespace
+
 void CudaBackend::gather(const Tensor& params, const Tensor& indices, int axis, Tensor& out) {
   cuda::DeviceGuard guard(out.device());
   const int64_t total = out.numel();
   if (total == 0) return;
-  const Device device = out.device();
-  int64_t outer, n, inner;
-  split_axis(params.shape(), axis, outer, n, inner);
-  const int64_t count = indices.numel();
-  visit_index_dtype(indices.dtype(), "gather", [&](auto itag) {
-    using I = decltype(itag);
-    visit_element_size(dtype_size(params.dtype()), [&](auto tag) {
-      using U = decltype(tag);
-      gather_kernel<<<cuda::blocks_for(total), kThreadsPerBlock, 0, cuda::stream(device)>>>(
-          cuda::device_ptr<const U>(params), cuda::device_ptr<const I>(indices),
-          cuda::device_ptr<U>(out), total, count, n, inner);
-      cuda::check_launch("gather_kernel", device.index);
-    });
-  });
+  copy_indexed_rows<false>(params, indices, axis, out, params.shape(), total, "gather");
 }
 
 void CudaBackend::scatter_add(const Tensor& updates, const Tensor& indices, int axis,
@@ -531,22 +539,7 @@ void CudaBackend::scatter_update(const Tensor& updates, const Tensor& indices, i
   cuda::DeviceGuard guard(out.device());
   const int64_t total = updates.numel();
   if (total == 0) return;
-  const Device device = out.device();
-  int64_t outer, n, inner;
-  split_axis(out.shape(), axis, outer, n, inner);
-  const int64_t count = indices.numel();
-  visit_index_dtype(indices.dtype(), "scatter_update", [&](auto itag) {
-    using I = decltype(itag);
-    visit_element_size(dtype_size(out.dtype()), [&](auto tag) {
-      using U = decltype(tag);
-      scatter_update_kernel<<<cuda::blocks_for(total), kThreadsPerBlock, 0,
-                              cuda::stream(device)>>>(cuda::device_ptr<const U>(updates),
-                                                      cuda::device_ptr<const I>(indices),
-                                                      cuda::device_ptr<U>(out), total, count, n,
-                                                      inner);
-      cuda::check_launch("scatter_update_kernel", device.index);
-    });
-  });
+  copy_indexed_rows<true>(updates, indices, axis, out, out.shape(), total, "scatter_update");
 }
 
 void CudaBackend::one_hot(const Tensor& indices, int64_t depth, double on, double off,

@@ -86,9 +86,8 @@ Gradient reduce_rows(ReplicaContext& replica, const IndexedSlices& rows) {
   IndexedSlices out;
   out.dense_shape = rows.dense_shape;
   out.indices = Tensor::from_vector(ids, Shape{int64_t(ids.size())}).to(sum.device());
-  std::vector<int64_t> dims = rows.dense_shape.dims();
-  dims[0] = int64_t(ids.size());
-  out.values = Tensor::empty(Shape(std::move(dims)), sum.dtype(), sum.device());
+  out.values = Tensor::empty(IndexedSlices::rows_shape(rows.dense_shape, int64_t(ids.size())),
+                             sum.dtype(), sum.device());
   backend_for(sum).gather(sum, out.indices, 0, out.values);
   return Gradient(std::move(out));
 }

@@ -36,9 +36,8 @@ namespace {
 
 // `t`'s rows at `indices` as a new tensor.
 Tensor gather_rows(const Tensor& t, const Tensor& indices) {
-  std::vector<int64_t> dims = t.shape().dims();
-  dims[0] = indices.numel();
-  Tensor rows = Tensor::empty(Shape(std::move(dims)), t.dtype(), t.device());
+  Tensor rows = Tensor::empty(IndexedSlices::rows_shape(t.shape(), indices.numel()), t.dtype(),
+                              t.device());
   backend_for(t).gather(t, indices, 0, rows);
   return rows;
 }
