@@ -209,11 +209,8 @@ void BackupAndRestore::backup(bool epoch_done) {
   // the real ones: the others write to a temporary directory of their own, removed at once
   // (worker_files.h).
   const std::string dir = write_dirpath(backup_dir_, model(), WorkerFiles::kCheckpoints);
-  struct RemoveTemp {
-    const std::string& dir;
-    const Model* model;
-    ~RemoveTemp() { remove_worker_temp_dir(dir, model, WorkerFiles::kCheckpoints); }
-  } remove_temp{backup_dir_, model()};
+  const WorkerTempRemover remove_temp(WorkerTempRemover::What::kDir, backup_dir_, model(),
+                                      WorkerFiles::kCheckpoints);
   if (dir != backup_dir_) {
     std::error_code ec;
     fs::create_directories(dir, ec);

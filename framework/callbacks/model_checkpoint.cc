@@ -108,11 +108,8 @@ void ModelCheckpoint::save_model(int epoch, std::optional<int> batch, const Logs
   // Every worker decides and saves alike; only the chief's file is the real one (worker_files.h).
   const std::string real = file_path(epoch, batch, logs);
   const std::string path = write_filepath(real, model(), WorkerFiles::kCheckpoints);
-  struct RemoveTemp {
-    const std::string& real;
-    const Model* model;
-    ~RemoveTemp() { remove_worker_temp_file(real, model, WorkerFiles::kCheckpoints); }
-  } remove_temp{real, model()};
+  const WorkerTempRemover remove_temp(WorkerTempRemover::What::kFile, real, model(),
+                                      WorkerFiles::kCheckpoints);
   const std::string prefix = "\nEpoch " + std::to_string(epoch + 1) + ": ";
   if (!options_.save_best_only_) {
     if (options_.verbose_ > 0) std::cout << prefix << "saving model to " << path << std::endl;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 
 namespace strata {
 
@@ -23,5 +24,28 @@ std::string write_filepath(const std::string& filepath, const Model* model, Work
 // Removes what write_dirpath / write_filepath made for a non-writing worker (nothing otherwise).
 void remove_worker_temp_dir(const std::string& dirpath, const Model* model, WorkerFiles kind);
 void remove_worker_temp_file(const std::string& filepath, const Model* model, WorkerFiles kind);
+
+// Calls remove_worker_temp_file (or _dir) for `path` when it goes out of scope, error or not.
+class WorkerTempRemover {
+ public:
+  enum class What { kFile, kDir };
+  WorkerTempRemover(What what, std::string path, const Model* model, WorkerFiles kind)
+      : what_(what), path_(std::move(path)), model_(model), kind_(kind) {}
+  ~WorkerTempRemover() {
+    if (what_ == What::kFile) {
+      remove_worker_temp_file(path_, model_, kind_);
+    } else {
+      remove_worker_temp_dir(path_, model_, kind_);
+    }
+  }
+  WorkerTempRemover(const WorkerTempRemover&) = delete;
+  WorkerTempRemover& operator=(const WorkerTempRemover&) = delete;
+
+ private:
+  What what_;
+  std::string path_;
+  const Model* model_;
+  WorkerFiles kind_;
+};
 
 }  // namespace strata
