@@ -40,36 +40,57 @@ void reduce_into(T* acc, const T* x, int64_t n, ReduceOp op) {
   }
 }
 
+// out = a op b, elementwise.
+template <typename T>
+void combine(T* out, const T* a, const T* b, int64_t n, ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kSum:
+    case ReduceOp::kMean:
+      for (int64_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
+      break;
+    case ReduceOp::kMax:
+      for (int64_t i = 0; i < n; ++i) out[i] = std::max(a[i], b[i]);
+      break;
+    default:  // kMin
+      for (int64_t i = 0; i < n; ++i) out[i] = std::min(a[i], b[i]);
+      break;
+  }
+}
+
 template <typename T>
 void divide(T* acc, int64_t n, int by) {
   for (int64_t i = 0; i < n; ++i) acc[i] = T(acc[i] / T(by));
 }
 
-// op over `inputs` in rank order, into a new tensor.
-Tensor reduce_all(const std::vector<Tensor>& inputs, ReduceOp op) {
-  const Tensor& first = inputs[0];
-  Tensor out = Tensor::empty(first.shape(), first.dtype(), first.device());
-  const int64_t n = first.numel();
-  if (n == 0) return out;  // (memcpy of a null pointer is undefined even for 0 bytes)
-  std::memcpy(out.raw_data(), first.raw_data(), first.nbytes());
+// op over the ranks' elements [begin, end), in rank order, written to `out` (which may be rank
+// 0's own elements: then the reduction is in place).
+void reduce_range(const std::vector<Tensor>& inputs, ReduceOp op, int64_t begin, int64_t end,
+                  void* out) {
+  if (begin >= end) return;
   auto run = [&](auto tag) {
     using T = decltype(tag);
-    T* acc = static_cast<T*>(out.raw_data());
-    for (size_t r = 1; r < inputs.size(); ++r) {
-      reduce_into(acc, static_cast<const T*>(inputs[r].raw_data()), n, op);
+    T* acc = static_cast<T*>(out);
+    const auto in = [&](size_t r) { return static_cast<const T*>(inputs[r].raw_data()) + begin; };
+    size_t next = 1;
+    if (acc != in(0)) {
+      // Out of place: the first two ranks combined in one pass (same order, same bits).
+      if (inputs.size() > 1) {
+        combine(acc, in(0), in(1), end - begin, op);
+        next = 2;
+      } else {
+        std::memcpy(acc, in(0), size_t(end - begin) * sizeof(T));
+      }
     }
-    if (op == ReduceOp::kMean) divide(acc, n, int(inputs.size()));
+    for (size_t r = next; r < inputs.size(); ++r) reduce_into(acc, in(r), end - begin, op);
+    if (op == ReduceOp::kMean) divide(acc, end - begin, int(inputs.size()));
   };
-  switch (first.dtype()) {
+  switch (inputs[0].dtype()) {
     case DType::kFloat32: run(float{}); break;
     case DType::kFloat64: run(double{}); break;
     case DType::kInt32: run(int32_t{}); break;
     case DType::kInt64: run(int64_t{}); break;
-    default:
-      throw CollectiveError(std::string("all_reduce: dtype ") + dtype_name(first.dtype()) +
-                            " is not supported; use float32, float64, int32 or int64");
+    default: break;  // rejected when the ranks met
   }
-  return out;
 }
 
 // One rank's part of an in-place all-reduce: elements [begin, end) of every rank's tensor become
@@ -79,24 +100,10 @@ void reduce_range_in_place(const std::vector<Tensor>& tensors, ReduceOp op, int6
                            int64_t end) {
   if (begin >= end) return;
   const size_t item = dtype_size(tensors[0].dtype());
-  auto run = [&](auto tag) {
-    using T = decltype(tag);
-    T* acc = static_cast<T*>(tensors[0].raw_data()) + begin;
-    for (size_t r = 1; r < tensors.size(); ++r) {
-      reduce_into(acc, static_cast<const T*>(tensors[r].raw_data()) + begin, end - begin, op);
-    }
-    if (op == ReduceOp::kMean) divide(acc, end - begin, int(tensors.size()));
-  };
-  switch (tensors[0].dtype()) {
-    case DType::kFloat32: run(float{}); break;
-    case DType::kFloat64: run(double{}); break;
-    case DType::kInt32: run(int32_t{}); break;
-    case DType::kInt64: run(int64_t{}); break;
-    default: break;  // rejected when the ranks met
-  }
-  const char* src = static_cast<const char*>(tensors[0].raw_data()) + size_t(begin) * item;
+  char* acc = static_cast<char*>(tensors[0].raw_data()) + size_t(begin) * item;
+  reduce_range(tensors, op, begin, end, acc);
   for (size_t r = 1; r < tensors.size(); ++r) {
-    std::memcpy(static_cast<char*>(tensors[r].raw_data()) + size_t(begin) * item, src,
+    std::memcpy(static_cast<char*>(tensors[r].raw_data()) + size_t(begin) * item, acc,
                 size_t(end - begin) * item);
   }
 }
@@ -318,6 +325,8 @@ class RankCommunicator : public Communicator {
     }).clone();
   }
 
+  // Every rank reduces its own part, reading the others' tensors in place; a second meeting
+  // keeps each tensor unchanged until every rank has read it. Uses two sequence numbers.
   Tensor reduce_scatter(const Tensor& t, ReduceOp op) override {
     check_reduce(t, op, "reduce_scatter");
     const int world = world_size();
@@ -325,17 +334,26 @@ class RankCommunicator : public Communicator {
       throw ShapeError("reduce_scatter: axis 0 of " + t.shape().to_string() +
                        " must divide into " + std::to_string(world) + " equal parts (one per rank)");
     }
-    return state_->meet(next_seq_++, rank_, std::string("reduce_scatter(") + op_name(op) + ")", t,
-                        [op, world](const std::vector<Tensor>& in) {
-                          check_same_shapes(in, "reduce_scatter");
-                          const Tensor sum = reduce_all(in, op);
-                          const int64_t part = sum.dim(0) / world;
-                          std::vector<Tensor> outs;
-                          for (int r = 0; r < world; ++r) {
-                            outs.push_back(sum.slice(r * part, (r + 1) * part).clone());
-                          }
-                          return outs;
-                        });
+    const uint64_t seq = next_seq_;
+    next_seq_ += 2;
+    const std::string what = std::string("reduce_scatter(") + op_name(op) + ")";
+    std::vector<Tensor> inputs;
+    state_->meet(seq, rank_, what, t,
+                 [](const std::vector<Tensor>& in) {
+                   check_same_shapes(in, "reduce_scatter");
+                   check_reducible(in[0]);
+                   return std::vector<Tensor>();
+                 },
+                 &inputs);
+    std::vector<int64_t> dims = t.shape().dims();
+    dims[0] /= world;
+    Tensor out = Tensor::empty(Shape(dims), t.dtype(), t.device());
+    const int64_t part = out.numel();
+    reduce_range(inputs, op, part * rank_, part * (rank_ + 1), out.raw_data());
+    state_->meet(seq + 1, rank_, what + " done", Tensor(), [](const std::vector<Tensor>& in) {
+      return std::vector<Tensor>(in.size());
+    });
+    return out;
   }
 
   void barrier() override {

@@ -28,6 +28,9 @@ class LocalReplicaContext final : public ReplicaContext {
   std::shared_ptr<CollectiveWork> all_reduce_async(Tensor t, ReduceOp op) override {
     return comm_->all_reduce_async(std::move(t), op);
   }
+  Tensor reduce_scatter(const Tensor& t, ReduceOp op) override {
+    return comm_->reduce_scatter(t, op);
+  }
   void broadcast(Tensor& t, int root) override { comm_->broadcast(t, root); }
   void barrier() override { comm_->barrier(); }
   void set_communicator(std::shared_ptr<Communicator> comm) { comm_ = std::move(comm); }

@@ -1,5 +1,8 @@
 #include "distribute/replicated_variable.h"
 
+#include <algorithm>
+
+
 #include "framework/autograd/grad_mode.h"
 #include "framework/core/error.h"
 #include "framework/ops/creation.h"
@@ -80,6 +83,43 @@ void MirroredVariable::assign_sub(const Tensor& delta) {
   NoGradGuard no_grad;
   if (in_replica()) return local().assign_sub(aggregate(delta, "assign_sub"));
   for (const VariablePtr& c : components()) c->assign_sub(delta);
+}
+
+bool MirroredVariable::accepts_gradient_shards() const {
+  const ReplicaContext* c = current_replica_context();
+  if (c == nullptr || c->num_replicas_in_sync() != num_copies()) return false;
+  return std::all_of(components().begin(), components().end(), [](const VariablePtr& v) {
+    return v->device().type == DeviceType::kCPU;
+  });
+}
+
+void MirroredVariable::apply_update(const VariableUpdate& update, UpdateBatch& batch) {
+  if (!update.grad.is_shard()) return ReplicatedVariable::apply_update(update, batch);
+  ReplicaContext* replica = current_replica_context();
+  STRATA_CHECK(replica != nullptr && accepts_gradient_shards());
+  // This replica's range of the local copy and of its slots' local copies, then written into
+  // the other copies (slots are mirrored like their variable when the optimizer was built in the
+  // strategy's scope).
+  const int from = replica->local_replica_id();
+  Tensor& dst = storage_of(*components()[size_t(from)]);
+  std::vector<Tensor> slots;
+  UpdateBatch::RangeCopies copies;
+  for (int c = 0; c < num_copies(); ++c) {
+    if (c != from) copies.value.push_back(storage_of(*components()[size_t(c)]));
+  }
+  for (const VariablePtr& slot : update.slots) {
+    slots.push_back(storage_of(*slot));  // (virtual: a mirrored slot's local copy)
+    copies.slots.emplace_back();
+    if (const auto* r = dynamic_cast<const ReplicatedVariable*>(slot.get())) {
+      for (int c = 0; c < r->num_copies(); ++c) {
+        if (c != from) copies.slots.back().push_back(storage_of(*r->components()[size_t(c)]));
+      }
+    }
+  }
+  batch.add_range(dst, update.rule, update.grad.shard_begin(),
+                  update.grad.numbers().to(dst.device()), std::move(slots), std::move(copies));
+  // Every replica asks for it, with or without a range of this variable.
+  batch.synchronize_after([replica] { replica->barrier(); });
 }
 
 Tensor SyncOnReadVariable::value() const {

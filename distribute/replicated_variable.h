@@ -57,6 +57,14 @@ class MirroredVariable final : public ReplicatedVariable {
   void assign(const Tensor& value) override;
   void assign_add(const Tensor& delta) override;
   void assign_sub(const Tensor& delta) override;
+  // A whole gradient: the local copy's update (as ReplicatedVariable). A shard: the local copy's
+  // range and its slots' are updated, then written into every other copy (an all-gather
+  // through shared memory), and no replica goes on before all ranges are written.
+  void apply_update(const VariableUpdate& update, UpdateBatch& batch) override;
+  // In a replica of a strategy whose replicas all live in this process, each with its copy in
+  // host memory (MirroredStrategy on logical CPU devices): then every copy can be written by
+  // every replica. GPU copies keep whole all-reduced gradients (NCCL).
+  bool accepts_gradient_shards() const override;
 
  private:
   // In a replica: `t` combined over the replicas by the aggregation.

@@ -82,9 +82,59 @@ IndexedSlices IndexedSlices::concat(const std::vector<IndexedSlices>& parts) {
   return IndexedSlices{strata::concat(ids, 0), strata::concat(rows, 0), parts[0].dense_shape};
 }
 
+Gradient Gradient::shard(Tensor flat_values, int64_t begin, Shape shape) {
+  STRATA_CHECK(flat_values.defined() && flat_values.rank() == 1);
+  STRATA_CHECK(begin >= 0 && begin + flat_values.numel() <= shape.numel());
+  Gradient g;
+  g.dense_ = std::move(flat_values);
+  g.shard_shape_ = std::move(shape);
+  g.shard_begin_ = begin;
+  g.kind_ = Kind::kShard;
+  return g;
+}
+
 const IndexedSlices& Gradient::slices() const {
-  STRATA_CHECK(sparse_);
+  STRATA_CHECK(kind_ == Kind::kSparse);
   return slices_;
+}
+
+int64_t Gradient::shard_begin() const {
+  STRATA_CHECK(kind_ == Kind::kShard);
+  return shard_begin_;
+}
+
+const Shape& Gradient::shape() const {
+  switch (kind_) {
+    case Kind::kSparse: return slices_.dense_shape;
+    case Kind::kShard: return shard_shape_;
+    case Kind::kDense: break;
+  }
+  return dense_.shape();
+}
+
+Tensor Gradient::to_dense() const {
+  switch (kind_) {
+    case Kind::kSparse: return slices_.to_dense();
+    case Kind::kShard:
+      throw StateError("Gradient::to_dense: this gradient is a shard (elements [" +
+                       std::to_string(shard_begin_) + ", " +
+                       std::to_string(shard_begin_ + dense_.numel()) + ") of " +
+                       shard_shape_.to_string() + "); the other elements are on other replicas. "
+                       "Apply it through Optimizer::apply_gradients with "
+                       "skip_gradients_aggregation = true, or reduce with "
+                       "GradientReduction::kAllReduce to get whole gradients");
+    case Kind::kDense: break;
+  }
+  return dense_;
+}
+
+Gradient Gradient::scaled(double factor) const {
+  switch (kind_) {
+    case Kind::kSparse: return Gradient(slices_.scaled(factor));
+    case Kind::kShard: return shard(multiply(dense_, factor), shard_begin_, shard_shape_);
+    case Kind::kDense: break;
+  }
+  return dense_.defined() ? Gradient(multiply(dense_, factor)) : *this;
 }
 
 }  // namespace strata

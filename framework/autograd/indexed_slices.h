@@ -33,34 +33,52 @@ struct IndexedSlices {
   static Shape rows_shape(const Shape& dense_shape, int64_t n);
 };
 
-// One variable's gradient: a dense tensor, or IndexedSlices. (The constructors are explicit so
-// that a braced list of Tensors picks the Tensor overloads of apply_gradients unambiguously.)
+// One variable's gradient: a dense tensor, IndexedSlices, or a shard. (The constructors are
+// explicit so that a braced list of Tensors picks the Tensor overloads of apply_gradients
+// unambiguously.)
+//
+// A shard is one replica's part of a reduce-scattered dense gradient: the elements
+// [shard_begin(), shard_begin() + numbers().numel()) of the gradient flattened in row-major
+// order, summed over the replicas; the other elements went to the other replicas, which update
+// them (gradient_reducer.h). It has the variable's shape() but no dense value on its own.
 class Gradient {
  public:
   Gradient() = default;
   explicit Gradient(Tensor dense) : dense_(std::move(dense)) {}
-  explicit Gradient(IndexedSlices slices) : slices_(std::move(slices)), sparse_(true) {}
+  explicit Gradient(IndexedSlices slices) : slices_(std::move(slices)), kind_(Kind::kSparse) {}
+  // `flat_values`: rank 1 (possibly empty), elements [begin, begin + numel) of a gradient of
+  // `shape`. The range must lie within shape.numel().
+  static Gradient shard(Tensor flat_values, int64_t begin, Shape shape);
 
-  bool defined() const { return sparse_ || dense_.defined(); }
-  bool is_sparse() const { return sparse_; }
-  // The dense tensor; undefined when sparse.
+  bool defined() const { return kind_ != Kind::kDense || dense_.defined(); }
+  bool is_sparse() const { return kind_ == Kind::kSparse; }
+  bool is_shard() const { return kind_ == Kind::kShard; }
+  // The dense tensor; undefined when sparse or a shard.
   const Tensor& dense() const { return dense_; }
   // The slices; only when is_sparse().
   const IndexedSlices& slices() const;
-  // The dense value either way (a sparse one is scattered into zeros).
-  Tensor to_dense() const { return sparse_ ? slices_.to_dense() : dense_; }
+  // Where a shard's elements start in the flattened gradient; only when is_shard().
+  int64_t shard_begin() const;
+  // The dense value (a sparse one is scattered into zeros). A shard has none: StateError.
+  Tensor to_dense() const;
+  // Every number times `factor`, in the same form (loss-scale unscaling).
+  Gradient scaled(double factor) const;
 
-  // Of the variable the gradient is for (a sparse one's dense_shape).
-  const Shape& shape() const { return sparse_ ? slices_.dense_shape : dense_.shape(); }
-  DType dtype() const { return sparse_ ? slices_.values.dtype() : dense_.dtype(); }
-  Device device() const { return sparse_ ? slices_.values.device() : dense_.device(); }
-  // The tensor holding the gradient's numbers: the dense tensor or the slices' values.
-  const Tensor& numbers() const { return sparse_ ? slices_.values : dense_; }
+  // Of the variable the gradient is for (a sparse one's dense_shape, a shard's whole shape).
+  const Shape& shape() const;
+  DType dtype() const { return numbers().dtype(); }
+  Device device() const { return numbers().device(); }
+  // The tensor holding the gradient's numbers: the dense tensor, the slices' values, or the
+  // shard's flat elements.
+  const Tensor& numbers() const { return kind_ == Kind::kSparse ? slices_.values : dense_; }
 
  private:
-  Tensor dense_;
+  enum class Kind { kDense, kSparse, kShard };
+  Tensor dense_;  // dense: the gradient; shard: its flat elements
   IndexedSlices slices_;
-  bool sparse_ = false;
+  Shape shard_shape_;
+  int64_t shard_begin_ = 0;
+  Kind kind_ = Kind::kDense;
 };
 
 }  // namespace strata

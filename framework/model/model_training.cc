@@ -238,8 +238,11 @@ void Model::train_step(const data::Element& batch) {
   // Mixed float16: the gradients of the scaled loss, which its LossScaleOptimizer unscales.
   const auto* scaler = dynamic_cast<optimizers::LossScaleOptimizer*>(compiled_->optimizer.get());
   const Tensor target = scaler ? scaler->scale_loss(loss) : loss;
-  // Summed over the replicas (in buckets, during the backward pass) under a strategy.
-  std::vector<Gradient> grads = distribute::compute_reduced_gradients(tape, target, vars);
+  // Summed over the replicas under a strategy; where the variables allow, each replica gets and
+  // applies only its range of the sum (gradient_reducer.h).
+  std::vector<Gradient> grads = distribute::compute_reduced_gradients(
+      tape, target, vars, distribute::kDefaultGradientBucketBytes,
+      distribute::GradientReduction::kShardWhereAccepted);
   compiled_->optimizer->apply_gradients(grads, vars, /*skip_gradients_aggregation=*/true);
   update_metrics(u.y, y_pred, u.sample_weight, loss);
 }

@@ -144,13 +144,8 @@ void LossScaleOptimizer::apply_gradients(const std::vector<Gradient>& grads,
   std::vector<Gradient> unscaled;
   unscaled.reserve(grads.size());
   for (const Gradient& g : grads) {
-    if (!g.defined() || !is_floating(g.dtype())) {
-      unscaled.push_back(g);
-    } else if (g.is_sparse()) {
-      unscaled.emplace_back(g.slices().scaled(inverse));
-    } else {
-      unscaled.emplace_back(multiply(g.dense(), inverse));
-    }
+    // (dense, the rows of a sparse one, or a replica's shard)
+    unscaled.push_back(!g.defined() || !is_floating(g.dtype()) ? g : g.scaled(inverse));
   }
   inner_->apply_gradients(unscaled, vars, skip_gradients_aggregation);
 

@@ -259,6 +259,36 @@ void Optimizer::apply_gradients(const std::vector<Gradient>& grads,
   iterations_->assign(Tensor::scalar<int64_t>(step + 1));
 }
 
+namespace {
+
+// Each gradient's squared norm. Shards hold only this replica's part of a gradient: their squares
+// are summed over the replicas, so every replica gets the whole gradients' norms (and so the
+// same clipping).
+std::vector<double> squared_norms(const std::vector<std::pair<Gradient, VariablePtr>>& work) {
+  std::vector<double> sq;
+  bool shards = false;
+  for (const auto& w : work) {
+    const Tensor& g = w.first.numbers();
+    const double n = g.numel() == 0 ? 0.0 : norm(g).item<double>();
+    sq.push_back(n * n);
+    shards = shards || w.first.is_shard();
+  }
+  if (shards) {
+    distribute::ReplicaContext* replica = distribute::current_replica_context();
+    STRATA_CHECK(replica != nullptr);
+    Tensor t = Tensor::from_vector(sq, Shape{int64_t(sq.size())}).to(replica->device());
+    replica->all_reduce(t, ReduceOp::kSum);
+    sq = t.to_vector<double>();
+  }
+  return sq;
+}
+
+bool any_shard(const std::vector<std::pair<Gradient, VariablePtr>>& work) {
+  return std::any_of(work.begin(), work.end(), [](const auto& w) { return w.first.is_shard(); });
+}
+
+}  // namespace
+
 std::vector<double> Optimizer::clip_scales(
     const std::vector<std::pair<Gradient, VariablePtr>>& work) const {
   // Clipping becomes a per-variable gradient multiplier and an elementwise bound, both applied
@@ -266,16 +296,24 @@ std::vector<double> Optimizer::clip_scales(
   std::vector<double> scales(work.size(), 1.0);
   if (config_.clipnorm) {
     const double clip = *config_.clipnorm;
+    // (Whole gradients keep the single-pass norm; shards need their parts' squares combined.)
+    const std::vector<double> sq = any_shard(work) ? squared_norms(work) : std::vector<double>();
     for (size_t i = 0; i < work.size(); ++i) {
       // A deduplicated sparse gradient's rows hold all of its norm.
-      const double n = norm(work[i].first.numbers()).item<double>();
+      const double n = sq.empty() ? norm(work[i].first.numbers()).item<double>() : std::sqrt(sq[i]);
       scales[i] = clip / std::max(n, clip);  // NaN norm stays NaN, as Keras
     }
   } else if (config_.global_clipnorm) {
     const double clip = *config_.global_clipnorm;
-    std::vector<Tensor> gs;
-    for (const auto& w : work) gs.push_back(w.first.numbers());
-    const double n = global_norm(gs).item<double>();
+    double n = 0.0;
+    if (any_shard(work)) {
+      for (double s : squared_norms(work)) n += s;
+      n = std::sqrt(n);
+    } else {
+      std::vector<Tensor> gs;
+      for (const auto& w : work) gs.push_back(w.first.numbers());
+      n = global_norm(gs).item<double>();
+    }
     // Keras: a non-finite global norm makes every update NaN rather than silently huge.
     const double s = std::isfinite(n) ? clip * std::min(1.0 / n, 1.0 / clip)
                                       : std::numeric_limits<double>::quiet_NaN();

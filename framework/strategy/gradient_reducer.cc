@@ -1,5 +1,6 @@
 #include "framework/strategy/gradient_reducer.h"
 
+#include <algorithm>
 #include <memory>
 
 #include "framework/backend/backend.h"
@@ -10,34 +11,34 @@
 namespace strata::distribute {
 namespace {
 
-// Gradients in the order they finished, cut into buckets that are all-reduced as one flat tensor.
+// Gradients in the order they finished, cut into buckets that are reduced as one flat tensor:
+// all-reduced as soon as a bucket is full (whole gradients), or reduce-scattered at the end
+// (shards: this replica's range of each bucket).
 class Bucketer {
  public:
-  Bucketer(ReplicaContext& replica, size_t bucket_bytes)
-      : replica_(replica), bucket_bytes_(bucket_bytes) {}
+  Bucketer(ReplicaContext& replica, size_t bucket_bytes, bool shard)
+      : replica_(replica), bucket_bytes_(bucket_bytes), shard_(shard) {}
 
   void add(size_t index, const Tensor& grad) {
     if (!grad.defined()) return;  // every replica agrees: same model, same graph
-    if (!open_.indices.empty() && grad.dtype() != open_.flat_parts[0].dtype()) launch();
-    open_.indices.push_back(index);
-    open_.shapes.push_back(grad.shape());
-    open_.flat_parts.push_back(grad.reshape(Shape{grad.numel()}));
-    open_.bytes += grad.nbytes();
-    if (open_.bytes >= bucket_bytes_) launch();
+    if (shard_ && grad.nbytes() >= kOwnShardBucketBytes) {
+      // Reduce-scattered where it lies: copying it into a bucket would cost as much as the
+      // reduction itself.
+      Bucket own;
+      add_part(own, index, grad);
+      closed_.push_back(std::move(own));
+      return;
+    }
+    if (!open_.indices.empty() && grad.dtype() != open_.flat_parts[0].dtype()) close();
+    add_part(open_, index, grad);
+    if (open_.bytes >= bucket_bytes_) close();
   }
 
-  // Waits for every bucket and writes the summed gradients into `out`.
+  // Waits for every bucket and writes the reduced gradients (or this replica's shards of them)
+  // into `out`.
   void finish(std::vector<Gradient>& out) {
-    launch();
-    for (Bucket& b : launched_) {
-      b.work->wait();
-      int64_t offset = 0;
-      for (size_t k = 0; k < b.indices.size(); ++k) {
-        const int64_t n = b.shapes[k].numel();
-        out[b.indices[k]] = Gradient(b.flat.slice(offset, offset + n).reshape(b.shapes[k]));
-        offset += n;
-      }
-    }
+    close();
+    for (Bucket& b : closed_) shard_ ? scatter(b, out) : wait_all_reduced(b, out);
   }
 
  private:
@@ -50,20 +51,70 @@ class Bucketer {
     std::shared_ptr<CollectiveWork> work;
   };
 
-  void launch() {
+  static void add_part(Bucket& b, size_t index, const Tensor& grad) {
+    b.indices.push_back(index);
+    b.shapes.push_back(grad.shape());
+    b.flat_parts.push_back(grad.reshape(Shape{grad.numel()}));
+    b.bytes += grad.nbytes();
+  }
+
+  void close() {
     if (open_.indices.empty()) return;
     Bucket b = std::move(open_);
     open_ = Bucket{};
-    b.flat = b.flat_parts.size() == 1 ? b.flat_parts[0].clone() : concat(b.flat_parts, 0);
-    b.flat_parts.clear();
-    b.work = replica_.all_reduce_async(b.flat, ReduceOp::kSum);
-    launched_.push_back(std::move(b));
+    if (!shard_) {
+      // In place, so the flat tensor is the bucket's own (a gradient may share its memory with
+      // another gradient).
+      b.flat = b.flat_parts.size() == 1 ? b.flat_parts[0].clone() : concat(b.flat_parts, 0);
+      b.flat_parts.clear();
+      b.work = replica_.all_reduce_async(b.flat, ReduceOp::kSum);
+    }
+    closed_.push_back(std::move(b));
+  }
+
+  static void wait_all_reduced(Bucket& b, std::vector<Gradient>& out) {
+    b.work->wait();
+    int64_t offset = 0;
+    for (size_t k = 0; k < b.indices.size(); ++k) {
+      const int64_t n = b.shapes[k].numel();
+      out[b.indices[k]] = Gradient(b.flat.slice(offset, offset + n).reshape(b.shapes[k]));
+      offset += n;
+    }
+  }
+
+  // The bucket, padded with zeros to a multiple of the replicas, is reduce-scattered: replica r
+  // gets elements [r * part, (r + 1) * part) of the sum, and each gradient of the bucket the
+  // part of that range that falls in it (possibly none: an empty shard).
+  void scatter(Bucket& b, std::vector<Gradient>& out) {
+    const int64_t n = replica_.num_replicas_in_sync();
+    const int64_t r = replica_.replica_id_in_sync_group();
+    int64_t total = 0;
+    for (const Tensor& p : b.flat_parts) total += p.numel();
+    const int64_t padded = (total + n - 1) / n * n;
+    std::vector<Tensor> parts = std::move(b.flat_parts);
+    if (padded != total) {
+      parts.push_back(zeros(Shape{padded - total}, parts[0].dtype(), parts[0].device()));
+    }
+    const Tensor flat = parts.size() == 1 ? parts[0] : concat(parts, 0);
+    parts.clear();
+    const Tensor mine = replica_.reduce_scatter(flat, ReduceOp::kSum);
+    const int64_t part = padded / n, first = r * part, last = first + part;
+    int64_t offset = 0;
+    for (size_t k = 0; k < b.indices.size(); ++k) {
+      const int64_t size = b.shapes[k].numel();
+      const int64_t lo = std::max(offset, first), hi = std::min(offset + size, last);
+      out[b.indices[k]] = lo < hi ? Gradient::shard(mine.slice(lo - first, hi - first), lo - offset,
+                                                    b.shapes[k])
+                                  : Gradient::shard(mine.slice(0, 0), 0, b.shapes[k]);
+      offset += size;
+    }
   }
 
   ReplicaContext& replica_;
   size_t bucket_bytes_;
+  bool shard_;
   Bucket open_;
-  std::vector<Bucket> launched_;
+  std::vector<Bucket> closed_;
 };
 
 // A table's rows summed over the replicas. The replicas touched different rows, and there is no
@@ -96,12 +147,17 @@ Gradient reduce_rows(ReplicaContext& replica, const IndexedSlices& rows) {
 
 std::vector<Gradient> compute_reduced_gradients(GradientTape& tape, const Tensor& loss,
                                                 const std::vector<VariablePtr>& vars,
-                                                size_t bucket_bytes) {
+                                                size_t bucket_bytes, GradientReduction reduction) {
   ReplicaContext* replica = current_replica_context();
   if (replica == nullptr || replica->num_replicas_in_sync() <= 1) {
     return tape.gradient_with_slices(loss, vars);
   }
-  Bucketer buckets(*replica, bucket_bytes);
+  // Every replica decides alike: the same variables in the same strategy.
+  const bool shard = reduction == GradientReduction::kShardWhereAccepted && !vars.empty() &&
+                     std::all_of(vars.begin(), vars.end(), [](const VariablePtr& v) {
+                       return v && v->accepts_gradient_shards();
+                     });
+  Bucketer buckets(*replica, bucket_bytes, shard);
   // Dense gradients go to the buckets as they finish; a table's rows come back in the result.
   tape.set_gradient_ready_callback([&](size_t i, const Tensor& g) { buckets.add(i, g); });
   std::vector<Gradient> grads;

@@ -1,7 +1,9 @@
 // Gradients for data-parallel training: on a replica of several, the backward pass hands each
 // finished gradient to a bucket; a full bucket (about 25 MB, as PyTorch DDP) is flattened and
 // its all-reduce (sum over replicas) starts at once, so communication overlaps the rest of the
-// backward pass. With one replica (or none) this is just tape.gradient().
+// backward pass; or each replica gets only its range of every bucket's sum (reduce-scatter), to
+// update and share (GradientReduction). With one replica (or none) this is just
+// tape.gradient_with_slices().
 #pragma once
 
 #include <cstddef>
@@ -14,12 +16,32 @@ namespace strata::distribute {
 
 inline constexpr size_t kDefaultGradientBucketBytes = size_t(25) << 20;
 
+// How a replica's dense gradients are combined with the other replicas'.
+enum class GradientReduction {
+  // Every replica gets every gradient summed over the replicas (all-reduce).
+  kAllReduce,
+  // When every variable accepts gradient shards (Variable::accepts_gradient_shards: mirrored
+  // variables whose replicas all share this process's memory), each replica gets only its range
+  // of each summed gradient (reduce-scatter), updates that range of every variable and writes it
+  // into the other copies (the all-gather): each replica reads and writes a 1/n share of the
+  // parameters and optimizer slots instead of all of them. Otherwise as kAllReduce.
+  kShardWhereAccepted,
+};
+
 // d(loss)/d(vars), summed over the replicas in sync when called on one of several replicas.
 // A table read through gather (Embedding) gets IndexedSlices of the rows the step touched (on
-// any replica), the others dense gradients (GradientTape::gradient_with_slices). Pass the result
-// to Optimizer::apply_gradients with skip_gradients_aggregation = true.
-std::vector<Gradient> compute_reduced_gradients(GradientTape& tape, const Tensor& loss,
-                                                const std::vector<VariablePtr>& vars,
-                                                size_t bucket_bytes = kDefaultGradientBucketBytes);
+// any replica), the others dense gradients (GradientTape::gradient_with_slices), or shards
+// (Gradient::shard) with kShardWhereAccepted. Pass the result to Optimizer::apply_gradients
+// with skip_gradients_aggregation = true.
+//
+// kAllReduce starts each bucket's all-reduce during the backward pass; shards are
+// reduce-scattered after it (a gradient of at least kOwnShardBucketBytes is reduce-scattered
+// where it lies, without being copied into a bucket).
+std::vector<Gradient> compute_reduced_gradients(
+    GradientTape& tape, const Tensor& loss, const std::vector<VariablePtr>& vars,
+    size_t bucket_bytes = kDefaultGradientBucketBytes,
+    GradientReduction reduction = GradientReduction::kAllReduce);
+
+inline constexpr size_t kOwnShardBucketBytes = size_t(1) << 20;
 
 }  // namespace strata::distribute

@@ -36,6 +36,11 @@ class ReplicaContext {
   virtual void all_reduce(Tensor& t, ReduceOp op) = 0;
   // The same, behind the caller: `t` must stay alive and untouched until wait().
   virtual std::shared_ptr<CollectiveWork> all_reduce_async(Tensor t, ReduceOp op) = 0;
+  // op over every replica's `t` (rank >= 1, the same shape everywhere, dim 0 divisible by
+  // num_replicas_in_sync()), split along axis 0 into num_replicas_in_sync() equal parts: this
+  // replica gets part replica_id_in_sync_group(), as a new tensor; `t` is not modified. The
+  // default all-reduces a copy and keeps the part; communicators do less work.
+  virtual Tensor reduce_scatter(const Tensor& t, ReduceOp op);
   // In place: every replica's `t` becomes replica `root`'s.
   virtual void broadcast(Tensor& t, int root) = 0;
   // Returns once every replica has called it.

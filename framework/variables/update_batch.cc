@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "framework/backend/backend.h"
+#include "framework/core/error.h"
 #include "framework/variables/variable_update.h"
 
 namespace strata {
@@ -44,8 +45,52 @@ Tensor gather_rows(const Tensor& t, const Tensor& indices) {
 
 }  // namespace
 
+void UpdateBatch::add_range(Tensor& value, const OptimizerUpdate& rule, int64_t begin,
+                            Tensor grad, std::vector<Tensor> slots, RangeCopies copies) {
+  const int64_t end = begin + grad.numel();
+  STRATA_CHECK(grad.rank() == 1 && begin >= 0 && end <= value.numel());
+  if (begin == end) return;
+  if (queued_.count(&value)) flush();
+  queued_.insert(&value);
+  // Views of the range (a tensor is a view of its storage): the fused kernel updates them in
+  // place, so the memory outside the range is neither read nor written.
+  const auto range = [&](const Tensor& t) { return t.reshape(Shape{t.numel()}).slice(begin, end); };
+  for (Tensor& s : slots) s = range(s);
+  for (Tensor& c : copies.value) c = range(c);
+  for (std::vector<Tensor>& slot_copies : copies.slots) {
+    for (Tensor& c : slot_copies) c = range(c);
+  }
+  ranges_.push_back(RangeUpdate{rule, range(value), std::move(grad), std::move(slots),
+                                std::move(copies)});
+}
+
 void UpdateBatch::synchronize_with(std::function<void()> sync) {
   if (!sync_) sync_ = std::move(sync);
+}
+
+void UpdateBatch::synchronize_after(std::function<void()> sync) {
+  if (!sync_after_) sync_after_ = std::move(sync);
+}
+
+void UpdateBatch::apply_range(RangeUpdate& r) {
+  Backend& backend = backend_for(r.value);
+  const auto copy = [&](const Tensor& from, const Tensor& to) {
+    backend_for(to).copy_bytes(from.raw_data(), from.device(), to.raw_data(), to.device(),
+                               from.nbytes());
+  };
+  // Pieces small enough to stay in the core's cache between the update and the copies.
+  const int64_t piece = r.copies.value.empty() ? r.value.numel() : int64_t(1) << 16;
+  for (int64_t lo = 0; lo < r.value.numel(); lo += piece) {
+    const int64_t hi = std::min(r.value.numel(), lo + piece);
+    Tensor value = r.value.slice(lo, hi);
+    std::vector<Tensor> slots;
+    for (const Tensor& s : r.slots) slots.push_back(s.slice(lo, hi));
+    backend.optimizer_update(r.rule, value, r.grad.slice(lo, hi), slots);
+    for (Tensor& c : r.copies.value) copy(value, c.slice(lo, hi));
+    for (size_t k = 0; k < r.copies.slots.size() && k < slots.size(); ++k) {
+      for (Tensor& c : r.copies.slots[k]) copy(slots[k], c.slice(lo, hi));
+    }
+  }
 }
 
 void UpdateBatch::flush() {
@@ -73,12 +118,15 @@ void UpdateBatch::flush() {
     }
   }
   rows_.clear();
+  for (RangeUpdate& r : ranges_) apply_range(r);
+  ranges_.clear();
   queued_.clear();
 }
 
 void UpdateBatch::finish() {
   flush();
   if (sync_) sync_();
+  if (sync_after_) sync_after_();
 }
 
 }  // namespace strata

@@ -84,6 +84,12 @@ class Variable {
   // nothing else does). A plain variable queues a fused in-place update of itself and its slots
   // into `batch`; distributed variables override this to apply it where and by whom they must.
   virtual void apply_update(const VariableUpdate& update, UpdateBatch& batch);
+  // Whether, on the current replica, apply_update takes a gradient shard (Gradient::shard):
+  // this replica's range of the gradient summed over the replicas, the other ranges being
+  // applied by the other replicas, with the variable making every copy whole again before the
+  // next step reads it. The trainer then reduce-scatters instead of all-reducing
+  // (gradient_reducer.h). False for plain variables: no other replica updates the rest.
+  virtual bool accepts_gradient_shards() const { return false; }
 
   // A tensor carrying this variable's leaf node, for GradientTape::gradient(target, variables).
   virtual Tensor gradient_handle() const;

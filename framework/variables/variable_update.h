@@ -24,7 +24,8 @@ class Variable;
 struct VariableUpdate {
   OptimizerUpdate rule;  // kind, hyper-parameters, learning rate, step, clipping, decay
   // The variable's shape and dtype; sparse (deduplicated IndexedSlices) for a table read
-  // through gather, so a remote or sharded variable receives only the touched rows.
+  // through gather, so a remote or sharded variable receives only the touched rows; a shard
+  // (this replica's range of the flattened gradient) for variables that accept gradient shards.
   Gradient grad;
   // The variable's slots, in the order Backend::optimizer_update documents for rule.kind.
   std::vector<std::shared_ptr<Variable>> slots;
@@ -55,10 +56,23 @@ class UpdateBatch {
   // those rows are gathered, updated by the same fused kernel, and written back.
   void add_rows(Tensor& value, const OptimizerUpdate& rule, IndexedSlices grad,
                 std::vector<Tensor> slots);
+  // Queues the update of the flat elements [begin, begin + grad.numel()) of `value` and of its
+  // slots only (`grad` rank 1): a replica's range of a reduce-scattered gradient. The updated
+  // range is then written into `copies` too (the other replicas' copies, in host memory), piece
+  // by piece while it is still in cache: the all-gather of a sharded update.
+  struct RangeCopies {
+    std::vector<Tensor> value;               // the value's other copies
+    std::vector<std::vector<Tensor>> slots;  // slots[k]: slot k's other copies (or none)
+  };
+  void add_range(Tensor& value, const OptimizerUpdate& rule, int64_t begin, Tensor grad,
+                 std::vector<Tensor> slots, RangeCopies copies = {});
   // Asks for `sync` to run (once) before the first queued update is applied and again after the
   // last: variables shared by several replicas (central storage) are written while every replica
   // waits. Every replica of a step must ask for the same sync.
   void synchronize_with(std::function<void()> sync);
+  // Asks for `sync` to run (once) after every update, but not before: no replica may read its
+  // copies again until every replica has written its range into them.
+  void synchronize_after(std::function<void()> sync);
   // Applies everything queued so far.
   void flush();
   // Applies what is left and runs the closing sync.
@@ -77,11 +91,22 @@ class UpdateBatch {
     IndexedSlices grad;
     std::vector<Tensor> slots;
   };
+  struct RangeUpdate {
+    OptimizerUpdate rule;
+    Tensor value;  // flat views of the range
+    Tensor grad;
+    std::vector<Tensor> slots;
+    RangeCopies copies;
+  };
+  void apply_range(RangeUpdate& r);
+
   std::vector<Group> groups_;
   std::vector<RowsUpdate> rows_;
+  std::vector<RangeUpdate> ranges_;
   std::unordered_set<const Tensor*> queued_;
   std::function<void()> sync_;
   bool synced_before_ = false;
+  std::function<void()> sync_after_;
 };
 
 }  // namespace strata
