@@ -2,6 +2,11 @@
 #pragma once
 
 #include "distribute/central_storage_strategy.h"
+#include "distribute/cluster_resolver/cluster_resolver.h"
+#include "distribute/cluster_resolver/cluster_roles.h"
+#include "distribute/cluster_resolver/cluster_spec.h"
+#include "distribute/cluster_resolver/slurm_cluster_resolver.h"
+#include "distribute/cluster_resolver/tfconfig_cluster_resolver.h"
 #include "distribute/cross_device_ops.h"
 #include "distribute/mirrored_strategy.h"
 #include "distribute/one_device_strategy.h"

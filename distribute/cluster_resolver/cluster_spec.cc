@@ -1,0 +1,190 @@
+#include "distribute/cluster_resolver/cluster_spec.h"
+
+#include <cctype>
+#include <utility>
+
+#include "framework/config/json.h"
+#include "framework/core/error.h"
+
+namespace strata::distribute {
+namespace {
+
+std::string task_name(const std::string& job, int index) {
+  return job + " " + std::to_string(index);
+}
+
+bool all_digits(const std::string& s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+HostPort parse_host_port(const std::string& address, const std::string& what) {
+  const std::string fix = "; write it as host:port, e.g. \"localhost:20000\" or \"[::1]:20000\"";
+  const size_t colon = address.rfind(':');
+  if (colon == std::string::npos) {
+    throw ValueError(what + ": address \"" + address + "\" has no port" + fix);
+  }
+  HostPort hp;
+  hp.host = address.substr(0, colon);
+  const std::string port = address.substr(colon + 1);
+  if (hp.host.size() >= 2 && hp.host.front() == '[' && hp.host.back() == ']') {
+    hp.host = hp.host.substr(1, hp.host.size() - 2);  // IPv6 in brackets
+  } else if (hp.host.find(':') != std::string::npos) {
+    throw ValueError(what + ": address \"" + address +
+                     "\" is ambiguous (an IPv6 host must be in brackets)" + fix);
+  }
+  if (hp.host.empty()) throw ValueError(what + ": address \"" + address + "\" has no host" + fix);
+  if (!all_digits(port) || port.size() > 5 || std::stoi(port) > 65535) {
+    throw ValueError(what + ": the port of address \"" + address + "\" is \"" + port +
+                     "\", not a number in [0, 65535]" + fix);
+  }
+  hp.port = std::stoi(port);
+  return hp;
+}
+
+ClusterSpec::ClusterSpec(const std::map<std::string, std::vector<std::string>>& jobs) {
+  for (const auto& [job, addresses] : jobs) {
+    std::map<int, std::string>& tasks = jobs_[job];
+    for (size_t i = 0; i < addresses.size(); ++i) tasks[int(i)] = addresses[i];
+  }
+  check();
+}
+
+ClusterSpec::ClusterSpec(std::map<std::string, std::map<int, std::string>> jobs)
+    : jobs_(std::move(jobs)) {
+  check();
+}
+
+void ClusterSpec::check() const {
+  std::map<std::string, std::string> owner;  // address -> task using it
+  for (const auto& [job, tasks] : jobs_) {
+    if (job.empty()) throw ValueError("ClusterSpec: a job has an empty name; name it, e.g. \"worker\"");
+    for (const auto& [index, address] : tasks) {
+      if (index < 0) {
+        throw ValueError("ClusterSpec: job '" + job + "' has task index " +
+                         std::to_string(index) + "; task indices are >= 0");
+      }
+      parse_host_port(address, "ClusterSpec: task " + task_name(job, index));
+      const auto [it, fresh] = owner.emplace(address, task_name(job, index));
+      if (!fresh) {
+        throw ValueError("ClusterSpec: tasks " + it->second + " and " + task_name(job, index) +
+                         " both have address \"" + address +
+                         "\"; every task needs its own host:port");
+      }
+    }
+  }
+}
+
+ClusterSpec ClusterSpec::from_json(const Json& cluster, const std::string& source) {
+  if (!cluster.is_object()) {
+    throw ValueError(source + ": \"cluster\" must be an object of job name -> list of "
+                     "\"host:port\", e.g. {\"worker\": [\"localhost:20000\", \"localhost:20001\"]}; "
+                     "got " + cluster.dump());
+  }
+  std::map<std::string, std::map<int, std::string>> jobs;
+  for (const std::string& job : cluster.keys()) {
+    const Json tasks = cluster.at(job);
+    const std::string where = source + ": cluster job '" + job + "'";
+    const auto address = [&](const Json& a, const std::string& index) {
+      if (!a.is_string()) {
+        throw ValueError(where + " task " + index + ": an address must be a \"host:port\" "
+                         "string; got " + a.dump());
+      }
+      return a.as_string();
+    };
+    std::map<int, std::string>& out = jobs[job];
+    if (tasks.is_array()) {
+      for (size_t i = 0; i < tasks.size(); ++i) {
+        out[int(i)] = address(tasks.at(i), std::to_string(i));
+      }
+    } else if (tasks.is_object()) {
+      for (const std::string& key : tasks.keys()) {
+        if (!all_digits(key) || key.size() > 9) {
+          throw ValueError(where + ": task index \"" + key +
+                           "\" is not a non-negative integer");
+        }
+        out[std::stoi(key)] = address(tasks.at(key), key);
+      }
+    } else {
+      throw ValueError(where + " must be a list of \"host:port\" addresses (or an object of "
+                       "task index -> address); got " + tasks.dump());
+    }
+  }
+  try {
+    return ClusterSpec(std::move(jobs));
+  } catch (const ValueError& e) {
+    throw ValueError(source + ": " + e.what());
+  }
+}
+
+std::vector<std::string> ClusterSpec::jobs() const {
+  std::vector<std::string> names;
+  for (const auto& [job, tasks] : jobs_) names.push_back(job);
+  return names;
+}
+
+int ClusterSpec::num_tasks(const std::string& job) const {
+  const auto it = jobs_.find(job);
+  return it == jobs_.end() ? 0 : int(it->second.size());
+}
+
+std::vector<int> ClusterSpec::task_indices(const std::string& job) const {
+  const auto it = jobs_.find(job);
+  if (it == jobs_.end()) {
+    throw ValueError("ClusterSpec: no job '" + job + "' in the cluster (jobs: " +
+                     to_json().dump() + ")");
+  }
+  std::vector<int> out;
+  for (const auto& [index, address] : it->second) out.push_back(index);
+  return out;
+}
+
+std::string ClusterSpec::task_address(const std::string& job, int index) const {
+  const auto it = jobs_.find(job);
+  if (it != jobs_.end()) {
+    const auto task = it->second.find(index);
+    if (task != it->second.end()) return task->second;
+  }
+  throw ValueError("ClusterSpec: no task " + task_name(job, index) + " in the cluster " +
+                   to_json().dump());
+}
+
+std::vector<std::string> ClusterSpec::job_tasks(const std::string& job) const {
+  const std::vector<int> indices = task_indices(job);
+  std::vector<std::string> out;
+  for (size_t i = 0; i < indices.size(); ++i) {
+    if (indices[i] != int(i)) {
+      throw ValueError("ClusterSpec: job '" + job + "' has no task " + std::to_string(i) +
+                       " (its tasks are not numbered 0.." + std::to_string(indices.size() - 1) +
+                       ")");
+    }
+    out.push_back(task_address(job, indices[i]));
+  }
+  return out;
+}
+
+Json ClusterSpec::to_json() const {
+  Json out = Json::object();
+  for (const auto& [job, tasks] : jobs_) {
+    bool dense = true;
+    int expect = 0;
+    for (const auto& [index, address] : tasks) dense = dense && index == expect++;
+    Json value = dense ? Json::array() : Json::object();
+    for (const auto& [index, address] : tasks) {
+      if (dense) {
+        value.push_back(address);
+      } else {
+        value.set(std::to_string(index), address);
+      }
+    }
+    out.set(job, value);
+  }
+  return out;
+}
+
+}  // namespace strata::distribute
