@@ -1,0 +1,79 @@
+// strata-launch: starts the tasks of a multi-process job on this machine, each with its
+// TF_CONFIG, as a cluster manager would on several (Kubeflow's TFJob, Slurm):
+//
+//   strata-launch --workers 2 -- build/apps/mnist/mnist --distribution_strategy multi_worker_mirrored
+//   strata-launch --workers 2 --ps 1 --chief -- build/apps/resnet_cifar/resnet_cifar ...
+//
+// Ports are free ones the system picks (or --port_base, --port_base + 1, ...); each task's output
+// lines come out prefixed with the task ("[worker 1] ..."); signals to the launcher go to every
+// task; the first task that fails stops the others and its exit status is the launcher's.
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <absl/flags/flag.h>
+
+#include "apps/common/flags.h"
+#include "apps/common/main_guard.h"
+#include "apps/strata_launch/launch_plan.h"
+#include "apps/strata_launch/task_supervisor.h"
+
+using CountFlag = apps::Ranged<int, 0, 1024>;
+using PortFlag = apps::Ranged<int, 0, 65535>;
+using SecondsFlag = apps::Ranged<int, 0, 3600>;
+
+ABSL_FLAG(CountFlag, workers, 1, "Worker tasks to start.");
+ABSL_FLAG(CountFlag, ps, 0,
+          "Parameter-server tasks to start (stopped once the training tasks finish).");
+ABSL_FLAG(bool, chief, false, "Also start a chief task (otherwise worker 0 leads).");
+ABSL_FLAG(bool, evaluator, false,
+          "Also start an evaluator task (stopped once the training tasks finish).");
+ABSL_FLAG(std::string, host, "localhost", "The host name every task's address uses.");
+ABSL_FLAG(PortFlag, port_base, 0,
+          "First port of the tasks' addresses (the next tasks take the next ports); 0 picks "
+          "free ports.");
+ABSL_FLAG(std::string, rpc_layer, "", "rpc_layer to put in TF_CONFIG (e.g. grpc); empty: none.");
+ABSL_FLAG(SecondsFlag, grace_seconds, 10,
+          "Seconds the tasks get to stop after SIGTERM before SIGKILL.");
+
+int main(int argc, char** argv) {
+  return apps::guarded_main([&] {
+    // Flags before "--", the program and its arguments after.
+    int split = argc;
+    for (int i = 1; i < argc; ++i) {
+      if (std::string(argv[i]) == "--") {
+        split = i;
+        break;
+      }
+    }
+    apps::parse_command_line(split, argv,
+                             "Starts the tasks of a multi-process job on this machine: "
+                             "strata-launch --workers N [--ps M] [--chief] -- PROGRAM ARGS...");
+    std::vector<std::string> program(argv + std::min(split + 1, argc), argv + argc);
+    if (program.empty()) {
+      throw apps::FlagError("no program to launch: put it after '--', e.g. strata-launch "
+                            "--workers 2 -- build/apps/mnist/mnist --distribution_strategy "
+                            "multi_worker_mirrored");
+    }
+    launch::PlanOptions plan;
+    plan.workers = absl::GetFlag(FLAGS_workers).value;
+    plan.ps = absl::GetFlag(FLAGS_ps).value;
+    plan.chief = absl::GetFlag(FLAGS_chief);
+    plan.evaluator = absl::GetFlag(FLAGS_evaluator);
+    plan.host = absl::GetFlag(FLAGS_host);
+    plan.port_base = absl::GetFlag(FLAGS_port_base).value;
+    plan.rpc_layer = absl::GetFlag(FLAGS_rpc_layer);
+    if (plan.workers == 0 && !plan.chief) {
+      throw apps::FlagError("--workers 0 without --chief leaves no task to train");
+    }
+    const std::vector<launch::TaskPlan> tasks = launch::make_plan(plan);
+    if (plan.port_base > 0 && plan.port_base + int(tasks.size()) - 1 > 65535) {
+      throw apps::FlagError("--port_base " + std::to_string(plan.port_base) + " leaves no room for " +
+                            std::to_string(tasks.size()) + " tasks below port 65536");
+    }
+    launch::SuperviseOptions options;
+    options.grace_seconds = absl::GetFlag(FLAGS_grace_seconds).value;
+    return launch::supervise(tasks, program, options);
+  });
+}

@@ -1,0 +1,28 @@
+// Runs the planned tasks as child processes of strata-launch and watches them:
+//  - each task's stdout and stderr lines come out on the launcher's, prefixed "[worker 1] ";
+//  - SIGINT, SIGTERM and SIGHUP sent to the launcher go to every task;
+//  - the first task that fails (non-zero exit, or killed by a signal) stops the others
+//    (SIGTERM, then SIGKILL after the grace period), and its status is the launcher's;
+//  - once every training task (chief, workers) has exited 0, the serving tasks (ps, evaluator)
+//    are stopped the same way and the launcher exits 0.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "apps/strata_launch/launch_plan.h"
+
+namespace launch {
+
+struct SuperviseOptions {
+  double grace_seconds = 10.0;  // SIGTERM .. SIGKILL
+};
+
+// Starts `program` (argv[0] looked up in PATH) once per task with TF_CONFIG set, and returns the
+// exit status to report: 0, the first failing task's status, or 128 + signal for a task killed
+// by a signal (or when the launcher itself was signalled). Throws strata::IOError when a task
+// cannot be started.
+int supervise(const std::vector<TaskPlan>& tasks, const std::vector<std::string>& program,
+              const SuperviseOptions& options);
+
+}  // namespace launch
