@@ -8,6 +8,7 @@
 #include "distribute/cluster_resolver/cluster_roles.h"
 #include "distribute/cluster_resolver/slurm_cluster_resolver.h"
 #include "distribute/cluster_resolver/tfconfig_cluster_resolver.h"
+#include "framework/config/json.h"
 #include "framework/core/error.h"
 #include "fuzz/fuzz_support.h"
 
