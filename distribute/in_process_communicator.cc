@@ -350,19 +350,20 @@ class RankCommunicator : public Communicator {
     Tensor out = Tensor::empty(Shape(dims), t.dtype(), t.device());
     const int64_t part = out.numel();
     reduce_range(inputs, op, part * rank_, part * (rank_ + 1), out.raw_data());
-    state_->meet(seq + 1, rank_, what + " done", Tensor(), [](const std::vector<Tensor>& in) {
-      return std::vector<Tensor>(in.size());
-    });
+    wait_for_all(seq + 1, what + " done");
     return out;
   }
 
-  void barrier() override {
-    state_->meet(next_seq_++, rank_, "barrier", Tensor(), [](const std::vector<Tensor>& in) {
+  void barrier() override { wait_for_all(next_seq_++, "barrier"); }
+
+ private:
+  // Meeting `seq` with nothing exchanged: returns once every rank has arrived.
+  void wait_for_all(uint64_t seq, const std::string& what) {
+    state_->meet(seq, rank_, what, Tensor(), [](const std::vector<Tensor>& in) {
       return std::vector<Tensor>(in.size());
     });
   }
 
- private:
   void check_reduce(const Tensor& t, ReduceOp op, const char* what) {
     check_local(t, what);
     if (op != ReduceOp::kSum && op != ReduceOp::kMean && op != ReduceOp::kMax && op != ReduceOp::kMin) {
@@ -388,9 +389,7 @@ class RankCommunicator : public Communicator {
     const int64_t n = t.numel(), world = world_size();
     const int64_t chunk = ((n + world - 1) / world + 15) / 16 * 16;  // 64-byte aligned for float
     reduce_range_in_place(tensors, op, std::min(n, chunk * rank_), std::min(n, chunk * (rank_ + 1)));
-    state_->meet(seq + 1, rank_, what + " done", Tensor(), [](const std::vector<Tensor>& in) {
-      return std::vector<Tensor>(in.size());
-    });
+    wait_for_all(seq + 1, what + " done");
   }
 
   void enqueue(std::function<void()> task) {

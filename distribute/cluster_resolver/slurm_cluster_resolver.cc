@@ -18,6 +18,17 @@ bool is_number(const std::string& s) {
   return !s.empty() && s.size() <= 9 && s.find_first_not_of("0123456789") == std::string::npos;
 }
 
+// "a,,b" -> "a" "" "b" (empty items kept: the callers reject them).
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  for (size_t comma; (comma = text.find(',', start)) != std::string::npos; start = comma + 1) {
+    items.push_back(text.substr(start, comma - start));
+  }
+  items.push_back(text.substr(start));
+  return items;
+}
+
 // Splits at commas outside brackets; throws a plain message the caller wraps.
 std::vector<std::string> split_hostlist(const std::string& hostlist) {
   std::vector<std::string> parts;
@@ -48,10 +59,7 @@ std::vector<std::string> split_hostlist(const std::string& hostlist) {
 // "3-5,7" -> "3" "4" "5" "7", each as wide as the first number of its range ("01-03" -> 01..03).
 void expand_range(const std::string& prefix, const std::string& ranges,
                   std::vector<std::string>& hosts) {
-  size_t start = 0;
-  while (start <= ranges.size()) {
-    const size_t comma = std::min(ranges.find(',', start), ranges.size());
-    const std::string item = ranges.substr(start, comma - start);
+  for (const std::string& item : split_commas(ranges)) {
     const size_t dash = item.find('-');
     const std::string lo = item.substr(0, dash);
     const std::string hi = dash == std::string::npos ? lo : item.substr(dash + 1);
@@ -68,7 +76,6 @@ void expand_range(const std::string& prefix, const std::string& ranges,
       if (n.size() < lo.size()) n.insert(0, lo.size() - n.size(), '0');
       hosts.push_back(prefix + n);
     }
-    start = comma + 1;
   }
 }
 
@@ -103,14 +110,8 @@ int slurm_int(const std::string& step_name, const std::string& job_name = "") {
 // initialising CUDA (CUDA_VISIBLE_DEVICES must still be settable afterwards).
 int detect_gpus_per_node() {
   if (auto visible = env("CUDA_VISIBLE_DEVICES")) {
-    int n = 0;
-    size_t start = 0;
-    while (start <= visible->size()) {
-      const size_t comma = std::min(visible->find(',', start), visible->size());
-      if (comma > start) ++n;
-      start = comma + 1;
-    }
-    return n;
+    const std::vector<std::string> ids = split_commas(*visible);
+    return int(std::count_if(ids.begin(), ids.end(), [](const std::string& id) { return !id.empty(); }));
   }
   std::error_code ec;
   int n = 0;
@@ -170,10 +171,7 @@ std::vector<int> expand_tasks_per_node(const std::string& tasks_per_node) {
     return ValueError("invalid Slurm tasks-per-node list \"" + tasks_per_node + "\": " + why +
                       "; expected counts such as \"3(x2),2,1\"");
   };
-  size_t start = 0;
-  while (start <= tasks_per_node.size()) {
-    const size_t comma = std::min(tasks_per_node.find(',', start), tasks_per_node.size());
-    const std::string part = tasks_per_node.substr(start, comma - start);
+  for (const std::string& part : split_commas(tasks_per_node)) {
     const size_t paren = part.find('(');
     const std::string count = part.substr(0, paren);
     int repeat = 1;
@@ -188,7 +186,6 @@ std::vector<int> expand_tasks_per_node(const std::string& tasks_per_node) {
     if (!is_number(count)) throw fail("\"" + part + "\" is not N or N(xM)");
     if (int64_t(out.size()) + repeat > kMaxExpanded) throw fail("too many nodes");
     out.insert(out.end(), size_t(repeat), std::stoi(count));
-    start = comma + 1;
   }
   return out;
 }
