@@ -9,8 +9,9 @@ get_target_property(STRATA_LIBRARY_TYPE strata TYPE)
 if(STRATA_LIBRARY_TYPE STREQUAL "SHARED_LIBRARY")
   set(STRATA_SHARED ON)
   # The installed libstrata.so keeps the folders of the libraries it links that are not in the
-  # system's search path (cuBLAS and cuDNN under /usr/local/cuda), so it loads without
-  # LD_LIBRARY_PATH, as it does from the build tree.
+  # system's search path (HDF5's), so it loads without LD_LIBRARY_PATH, as it does from the
+  # build tree. (The CUDA libraries it opens at run time are found by the folders CMake found
+  # them in: framework/cuda/cuda_libraries.h.)
   set_target_properties(strata PROPERTIES VERSION ${PROJECT_VERSION}
                         SOVERSION ${PROJECT_VERSION_MAJOR} INSTALL_RPATH_USE_LINK_PATH ON)
 else()
@@ -55,6 +56,4 @@ configure_package_config_file(${PROJECT_SOURCE_DIR}/framework/StrataConfig.cmake
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/StrataConfigVersion.cmake
   VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/StrataConfig.cmake ${PROJECT_BINARY_DIR}/StrataConfigVersion.cmake
-              ${PROJECT_SOURCE_DIR}/third_party/cmake/FindCUDNN.cmake
-              ${PROJECT_SOURCE_DIR}/third_party/cmake/FindNCCL.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Strata)

@@ -43,7 +43,7 @@ void print_text(const SystemReport& r) {
     std::printf("CUDA backend      off: this build has no GPU support\n");
   }
   std::printf("NCCL              %s\n",
-              r.nccl ? or_missing(r.nccl_version, "in this build (version unknown)").c_str()
+              r.nccl ? or_missing(r.nccl_version, "not loadable").c_str()
                      : "not in this build (multi-GPU all-reduce goes through the host)");
   std::printf("oneDNN            %s\n", r.onednn_version.c_str());
   std::printf("CPU               %s%s%d cores", r.cpu_model.c_str(), r.cpu_model.empty() ? "" : ", ",

@@ -5,7 +5,9 @@
 #include <mutex>
 #include <string>
 
+#include "distribute/nccl/nccl_library.h"
 #include "distribute/nccl_support.h"
+#include "framework/backend/lazy_library.h"
 #include "framework/cuda/cuda_context.h"
 
 namespace strata::distribute {
@@ -13,10 +15,12 @@ namespace {
 
 void check_nccl(ncclResult_t status, const char* what, Device device, ncclComm_t comm = nullptr) {
   if (status == ncclSuccess || status == ncclInProgress) return;
-  std::string detail;
-  if (const char* last = ncclGetLastError(comm)) detail = last;
+  // The texts come from NCCL itself; should they be out of reach, the status number remains.
+  const std::string detail = library_text_or([&] { return ncclGetLastError(comm); }, "");
   throw CollectiveError(std::string("NCCL error in ") + what + " on " + device.to_string() + ": " +
-                        ncclGetErrorString(status) + (detail.empty() ? "" : " (" + detail + ")"));
+                        library_text_or([&] { return ncclGetErrorString(status); },
+                                        "NCCL status " + std::to_string(int(status))) +
+                        (detail.empty() ? "" : " (" + detail + ")"));
 }
 
 ncclDataType_t nccl_type(DType dtype, const char* op) {
@@ -240,6 +244,7 @@ std::shared_ptr<Communicator> NcclGroup::communicator(int rank) {
 bool nccl_available() { return true; }
 
 std::string nccl_version() {
+  if (!nccl_library().available()) return "";  // loads libnccl: only strata-info asks
   int v = 0;
   if (ncclGetVersion(&v) != ncclSuccess) return "";
   return std::to_string(v / 10000) + "." + std::to_string((v % 10000) / 100) + "." +

@@ -37,7 +37,8 @@ class IndexError : public Error {
   using Error::Error;
 };
 
-// Tensors live on different devices, or the device has no kernel for the operation.
+// Tensors live on different devices, the device has no kernel for the operation, or a library
+// the device needs (cuDNN, cuBLASLt, NCCL: loaded when the first GPU uses them) cannot be loaded.
 class DeviceError : public Error {
  public:
   using Error::Error;

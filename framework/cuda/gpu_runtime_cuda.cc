@@ -8,6 +8,7 @@
 
 #include "framework/backend/gpu_runtime.h"
 #include "framework/cuda/cuda_context.h"
+#include "framework/cuda/cuda_libraries.h"
 
 namespace strata::gpu {
 namespace {
@@ -54,12 +55,17 @@ Versions versions() {
   }
   v.cudnn = std::to_string(CUDNN_MAJOR) + "." + std::to_string(CUDNN_MINOR) + "." +
             std::to_string(CUDNN_PATCHLEVEL);
-  const size_t loaded = cudnnGetVersion();  // e.g. 91900 for 9.19.0
-  v.cudnn_loaded = std::to_string(loaded / 10000) + "." + std::to_string((loaded % 10000) / 100) +
-                   "." + std::to_string(loaded % 100);
-  const size_t lt = cublasLtGetVersion();  // e.g. 130100 for 13.1.0
-  v.cublas = std::to_string(lt / 10000) + "." + std::to_string((lt % 10000) / 100) + "." +
-             std::to_string(lt % 100);
+  // Asking loads the libraries (only strata-info asks); empty where they cannot be loaded.
+  if (cuda::cudnn_library().available()) {
+    const size_t loaded = cudnnGetVersion();  // e.g. 91900 for 9.19.0
+    v.cudnn_loaded = std::to_string(loaded / 10000) + "." +
+                     std::to_string((loaded % 10000) / 100) + "." + std::to_string(loaded % 100);
+  }
+  if (cuda::cublaslt_library().available()) {
+    const size_t lt = cublasLtGetVersion();  // e.g. 130100 for 13.1.0
+    v.cublas = std::to_string(lt / 10000) + "." + std::to_string((lt % 10000) / 100) + "." +
+               std::to_string(lt % 100);
+  }
   return v;
 }
 

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "framework/backend/lazy_library.h"
+
 namespace strata::cuda {
 namespace {
 
@@ -64,18 +66,28 @@ std::string gpu_name(int device) { return "/gpu:" + std::to_string(device); }
 }  // namespace
 
 void throw_cudnn_error(cudnnStatus_t status, const char* what, int device) {
-  std::string message = std::string("cuDNN error in ") + what + " on " + gpu_name(device) + ": " +
-                        cudnnGetErrorString(status);
+  // The texts come from cuDNN itself; should they be out of reach, the status number remains.
+  std::string message =
+      std::string("cuDNN error in ") + what + " on " + gpu_name(device) + ": " +
+      library_text_or([&] { return cudnnGetErrorString(status); },
+                      "cuDNN status " + std::to_string(int(status)));
   // cuDNN 9 keeps a thread-local explanation of the last failure (which parameter, which limit).
   char details[512] = {};
-  cudnnGetLastErrorString(details, sizeof(details));
-  if (details[0] != '\0') message += std::string(" (") + details + ")";
+  const std::string last = library_text_or(
+      [&] {
+        cudnnGetLastErrorString(details, sizeof(details));
+        return details;
+      },
+      "");
+  if (!last.empty()) message += " (" + last + ")";
   throw DeviceError(message);
 }
 
 void throw_cublas_error(cublasStatus_t status, const char* what, int device) {
+  const std::string number = "cuBLAS status " + std::to_string(int(status));
   throw DeviceError(std::string("cuBLAS error in ") + what + " on " + gpu_name(device) + ": " +
-                    cublasLtGetStatusName(status) + ": " + cublasLtGetStatusString(status));
+                    library_text_or([&] { return cublasLtGetStatusName(status); }, number) +
+                    ": " + library_text_or([&] { return cublasLtGetStatusString(status); }, ""));
 }
 
 cudnnHandle_t cudnn_handle(Device device) {
