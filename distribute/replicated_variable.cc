@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-
 #include "framework/autograd/grad_mode.h"
 #include "framework/core/error.h"
 #include "framework/ops/creation.h"

@@ -64,12 +64,20 @@ struct Stream {
       if (n < 0 && errno == EINTR) continue;
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
       // End of file (or a read error: nothing more will come either way).
-      if (!pending.empty()) emit(prefix, pending);
-      pending.clear();
-      close(fd);
-      fd = -1;
+      finish(prefix);
       return false;
     }
+  }
+  // Reads what is there, then closes (a partial last line is written out too).
+  void drain_and_close(const std::string& prefix) {
+    if (drain(prefix)) finish(prefix);
+  }
+  // Writes out a partial last line and closes the pipe.
+  void finish(const std::string& prefix) {
+    if (!pending.empty()) emit(prefix, pending);
+    pending.clear();
+    close(fd);
+    fd = -1;
   }
 };
 
@@ -77,7 +85,6 @@ struct Task {
   const TaskPlan* plan = nullptr;
   pid_t pid = -1;
   bool running = false;
-  std::optional<int> status;  // exit status as a shell reports it (128 + signal when killed)
   Stream out, err;
   std::string prefix() const { return "[" + plan->label() + "] "; }
 };
@@ -164,8 +171,9 @@ int supervise(const std::vector<TaskPlan>& plans, const std::vector<std::string>
       if (t.running) kill(t.pid, sig);
     }
   };
-  const auto stop_all = [&] {
-    signal_all(SIGTERM);
+  // Sends `sig` to every task and, the first time, starts the grace period before SIGKILL.
+  const auto stop_all = [&](int sig = SIGTERM) {
+    signal_all(sig);
     if (!kill_at) {
       kill_at = Clock::now() + std::chrono::milliseconds(int64_t(options.grace_seconds * 1000));
     }
@@ -190,10 +198,10 @@ int supervise(const std::vector<TaskPlan>& plans, const std::vector<std::string>
       for (Task& t : tasks) {
         if (t.pid != pid || !t.running) continue;
         t.running = false;
-        t.status = shell_status(ws);
-        if (*t.status != 0 && !result && !kill_at) {
-          result = *t.status;
-          note(t.plan->label() + " " + describe(*t.status) + "; stopping the other tasks");
+        const int status = shell_status(ws);
+        if (status != 0 && !result && !kill_at) {
+          result = status;
+          note(t.plan->label() + " " + describe(status) + "; stopping the other tasks");
           stop_all();
         }
       }
@@ -239,10 +247,7 @@ int supervise(const std::vector<TaskPlan>& plans, const std::vector<std::string>
         if (sig == SIGCHLD) continue;
         note(std::string("received ") + strsignal(sig) + "; passing it to every task");
         if (!result) result = 128 + sig;
-        signal_all(sig);
-        if (!kill_at) {
-          kill_at = Clock::now() + std::chrono::milliseconds(int64_t(options.grace_seconds * 1000));
-        }
+        stop_all(sig);
       }
     }
     for (size_t k = 1; k < fds.size(); ++k) {
@@ -251,16 +256,12 @@ int supervise(const std::vector<TaskPlan>& plans, const std::vector<std::string>
         if (streams[k] == &t.out || streams[k] == &t.err) streams[k]->drain(t.prefix());
       }
     }
-    // A task that exited long ago but whose pipes a grandchild still holds: stop waiting on
-    // them once nothing runs and we are done.
+    // Once no task runs, what their pipes hold is read and the pipes closed, even where a
+    // grandchild still holds one open.
     if (!any_running) {
       for (Task& t : tasks) {
         for (Stream* s : {&t.out, &t.err}) {
-          if (s->fd >= 0 && !s->drain(t.prefix())) continue;
-          if (s->fd >= 0) {
-            close(s->fd);
-            s->fd = -1;
-          }
+          if (s->fd >= 0) s->drain_and_close(t.prefix());
         }
       }
     }

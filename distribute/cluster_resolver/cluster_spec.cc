@@ -1,6 +1,5 @@
 #include "distribute/cluster_resolver/cluster_spec.h"
 
-#include <cctype>
 #include <utility>
 
 #include "framework/config/json.h"
@@ -13,15 +12,14 @@ std::string task_name(const std::string& job, int index) {
   return job + " " + std::to_string(index);
 }
 
-bool all_digits(const std::string& s) {
-  if (s.empty()) return false;
-  for (char c : s) {
-    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
-  }
-  return true;
-}
-
 }  // namespace
+
+std::optional<int> parse_count(const std::string& text) {
+  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos) {
+    return std::nullopt;
+  }
+  return std::stoi(text);
+}
 
 HostPort parse_host_port(const std::string& address, const std::string& what) {
   const std::string fix = "; write it as host:port, e.g. \"localhost:20000\" or \"[::1]:20000\"";
@@ -39,11 +37,12 @@ HostPort parse_host_port(const std::string& address, const std::string& what) {
                      "\" is ambiguous (an IPv6 host must be in brackets)" + fix);
   }
   if (hp.host.empty()) throw ValueError(what + ": address \"" + address + "\" has no host" + fix);
-  if (!all_digits(port) || port.size() > 5 || std::stoi(port) > 65535) {
+  const std::optional<int> number = parse_count(port);
+  if (!number || *number > 65535) {
     throw ValueError(what + ": the port of address \"" + address + "\" is \"" + port +
                      "\", not a number in [0, 65535]" + fix);
   }
-  hp.port = std::stoi(port);
+  hp.port = *number;
   return hp;
 }
 
@@ -104,11 +103,12 @@ ClusterSpec ClusterSpec::from_json(const Json& cluster, const std::string& sourc
       }
     } else if (tasks.is_object()) {
       for (const std::string& key : tasks.keys()) {
-        if (!all_digits(key) || key.size() > 9) {
+        const std::optional<int> index = parse_count(key);
+        if (!index) {
           throw ValueError(where + ": task index \"" + key +
                            "\" is not a non-negative integer");
         }
-        out[std::stoi(key)] = address(tasks.at(key), key);
+        out[*index] = address(tasks.at(key), key);
       }
     } else {
       throw ValueError(where + " must be a list of \"host:port\" addresses (or an object of "

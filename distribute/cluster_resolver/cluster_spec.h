@@ -12,6 +12,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,10 @@ class ClusterSpec {
   void check() const;
   std::map<std::string, std::map<int, std::string>> jobs_;
 };
+
+// `text` as a count or index: digits only ("0".."999999999"), else nullopt. What TF_CONFIG's task
+// indices, ports and Slurm's counts are written as (no sign, no spaces, nothing after).
+std::optional<int> parse_count(const std::string& text);
 
 // Splits "host:port" into host and port; ValueError naming `what` and the fix when it is not.
 struct HostPort {

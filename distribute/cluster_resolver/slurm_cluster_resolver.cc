@@ -14,10 +14,6 @@ namespace {
 // allocation of billions of strings.
 constexpr int64_t kMaxExpanded = 1 << 20;
 
-bool is_number(const std::string& s) {
-  return !s.empty() && s.size() <= 9 && s.find_first_not_of("0123456789") == std::string::npos;
-}
-
 // "a,,b" -> "a" "" "b" (empty items kept: the callers reject them).
 std::vector<std::string> split_commas(const std::string& text) {
   std::vector<std::string> items;
@@ -62,11 +58,12 @@ void expand_range(const std::string& prefix, const std::string& ranges,
   for (const std::string& item : split_commas(ranges)) {
     const size_t dash = item.find('-');
     const std::string lo = item.substr(0, dash);
-    const std::string hi = dash == std::string::npos ? lo : item.substr(dash + 1);
-    if (!is_number(lo) || !is_number(hi)) {
+    const std::optional<int> first = parse_count(lo);
+    const std::optional<int> last = dash == std::string::npos ? first : parse_count(item.substr(dash + 1));
+    if (!first || !last) {
       throw std::invalid_argument("range item \"" + item + "\" is not N or N-M");
     }
-    const int a = std::stoi(lo), b = std::stoi(hi);
+    const int a = *first, b = *last;
     if (b < a) throw std::invalid_argument("range \"" + item + "\" goes down");
     if (int64_t(hosts.size()) + (b - a + 1) > kMaxExpanded) {
       throw std::invalid_argument("it names more than " + std::to_string(kMaxExpanded) + " hosts");
@@ -99,11 +96,12 @@ std::string slurm_var(const std::string& step_name, const std::string& job_name 
 
 int slurm_int(const std::string& step_name, const std::string& job_name = "") {
   const std::string v = slurm_var(step_name, job_name);
-  if (!is_number(v)) {
+  const std::optional<int> n = parse_count(v);
+  if (!n) {
     throw ValueError("SlurmClusterResolver: SLURM_" + step_name + " is \"" + v +
                      "\", not a non-negative integer");
   }
-  return std::stoi(v);
+  return *n;
 }
 
 // GPUs of this node: CUDA_VISIBLE_DEVICES' entries, else the driver's list, without
@@ -173,19 +171,16 @@ std::vector<int> expand_tasks_per_node(const std::string& tasks_per_node) {
   };
   for (const std::string& part : split_commas(tasks_per_node)) {
     const size_t paren = part.find('(');
-    const std::string count = part.substr(0, paren);
-    int repeat = 1;
+    const std::optional<int> count = parse_count(part.substr(0, paren));
+    std::optional<int> repeat = 1;
     if (paren != std::string::npos) {
       const std::string rep = part.substr(paren);  // "(x2)"
-      if (rep.size() < 4 || rep.compare(0, 2, "(x") != 0 || rep.back() != ')' ||
-          !is_number(rep.substr(2, rep.size() - 3))) {
-        throw fail("\"" + part + "\" is not N or N(xM)");
-      }
-      repeat = std::stoi(rep.substr(2, rep.size() - 3));
+      const bool shaped = rep.size() >= 4 && rep.compare(0, 2, "(x") == 0 && rep.back() == ')';
+      repeat = shaped ? parse_count(rep.substr(2, rep.size() - 3)) : std::nullopt;
     }
-    if (!is_number(count)) throw fail("\"" + part + "\" is not N or N(xM)");
-    if (int64_t(out.size()) + repeat > kMaxExpanded) throw fail("too many nodes");
-    out.insert(out.end(), size_t(repeat), std::stoi(count));
+    if (!count || !repeat) throw fail("\"" + part + "\" is not N or N(xM)");
+    if (int64_t(out.size()) + *repeat > kMaxExpanded) throw fail("too many nodes");
+    out.insert(out.end(), size_t(*repeat), *count);
   }
   return out;
 }

@@ -1,8 +1,8 @@
 // SlurmClusterResolver: the cluster of an srun job step, from Slurm's environment, as
 // TensorFlow's (slurm_cluster_resolver.py):
 //
-//   srun --nodes 2 --ntasks-per-node 2 build/apps/resnet_cifar/resnet_cifar \
-//        --distribution_strategy multi_worker_mirrored --cluster_resolver slurm
+//   // started by: srun --nodes 2 --ntasks-per-node 2 PROGRAM
+//   distribute::SlurmClusterResolver resolver;   // 4 "worker" tasks, 2 per node, ports 8888, 8889
 //
 // It reads SLURM_PROCID (this task's rank), SLURM_STEP_NUM_TASKS, SLURM_STEP_NODELIST (a Slurm
 // hostlist such as "node[01-04,07],gpu3") and SLURM_STEP_TASKS_PER_NODE ("2(x3),1"); outside a

@@ -75,14 +75,14 @@ std::optional<int> TFConfigClusterResolver::task_id() const {
   const Json task = task_info(load_tf_config());
   if (!task.contains("index") || task.at("index").is_null()) return std::nullopt;
   const Json index = task.at("index");
-  const std::string text = index.is_string() ? index.as_string() : index.dump();
-  const bool digits = !text.empty() && text.size() <= 9 &&
-                      text.find_first_not_of("0123456789") == std::string::npos;
-  if (!digits || (!index.is_string() && !index.is_number())) {
+  const std::optional<int> id =
+      index.is_string() ? parse_count(index.as_string())
+                        : index.is_number() ? parse_count(index.dump()) : std::nullopt;
+  if (!id) {
     throw ValueError("TF_CONFIG: \"task\": \"index\" must be a non-negative integer (or a string "
                      "of digits); got " + index.dump());
   }
-  return std::stoi(text);
+  return id;
 }
 
 std::string TFConfigClusterResolver::rpc_layer() const {

@@ -218,7 +218,8 @@ void Optimizer::apply_gradients(const std::vector<Gradient>& grads,
       // A custom loop's own gradients: summed densely (the trainer's path keeps rows sparse,
       // gradient_reducer.h).
       for (auto& w : work) {
-        Tensor sum = w.first.to_dense().clone();
+        // (a sparse gradient's dense form is already a new tensor)
+        Tensor sum = w.first.is_sparse() ? w.first.to_dense() : w.first.dense().clone();
         replica->all_reduce(sum, ReduceOp::kSum);
         w.first = Gradient(sum);
       }
@@ -261,30 +262,28 @@ void Optimizer::apply_gradients(const std::vector<Gradient>& grads,
 
 namespace {
 
-// Each gradient's squared norm. Shards hold only this replica's part of a gradient: their squares
-// are summed over the replicas, so every replica gets the whole gradients' norms (and so the
-// same clipping).
-std::vector<double> squared_norms(const std::vector<std::pair<Gradient, VariablePtr>>& work) {
-  std::vector<double> sq;
-  bool shards = false;
-  for (const auto& w : work) {
-    const Tensor& g = w.first.numbers();
-    const double n = g.numel() == 0 ? 0.0 : norm(g).item<double>();
-    sq.push_back(n * n);
-    shards = shards || w.first.is_shard();
-  }
-  if (shards) {
-    distribute::ReplicaContext* replica = distribute::current_replica_context();
-    STRATA_CHECK(replica != nullptr);
-    Tensor t = Tensor::from_vector(sq, Shape{int64_t(sq.size())}).to(replica->device());
-    replica->all_reduce(t, ReduceOp::kSum);
-    sq = t.to_vector<double>();
-  }
-  return sq;
-}
-
 bool any_shard(const std::vector<std::pair<Gradient, VariablePtr>>& work) {
   return std::any_of(work.begin(), work.end(), [](const auto& w) { return w.first.is_shard(); });
+}
+
+// Each gradient's norm (a deduplicated sparse gradient's rows hold all of it). A shard holds
+// only this replica's part: the parts' squared norms are summed over the replicas first, so
+// every replica clips by the whole gradients' norms, alike.
+std::vector<double> gradient_norms(const std::vector<std::pair<Gradient, VariablePtr>>& work) {
+  std::vector<double> norms;
+  for (const auto& w : work) {
+    const Tensor& g = w.first.numbers();
+    norms.push_back(g.numel() == 0 ? 0.0 : norm(g).item<double>());
+  }
+  if (!any_shard(work)) return norms;
+  for (double& n : norms) n *= n;
+  distribute::ReplicaContext* replica = distribute::current_replica_context();
+  STRATA_CHECK(replica != nullptr);
+  Tensor t = Tensor::from_vector(norms, Shape{int64_t(norms.size())}).to(replica->device());
+  replica->all_reduce(t, ReduceOp::kSum);
+  norms = t.to_vector<double>();
+  for (double& n : norms) n = std::sqrt(n);
+  return norms;
 }
 
 }  // namespace
@@ -296,18 +295,15 @@ std::vector<double> Optimizer::clip_scales(
   std::vector<double> scales(work.size(), 1.0);
   if (config_.clipnorm) {
     const double clip = *config_.clipnorm;
-    // (Whole gradients keep the single-pass norm; shards need their parts' squares combined.)
-    const std::vector<double> sq = any_shard(work) ? squared_norms(work) : std::vector<double>();
+    const std::vector<double> norms = gradient_norms(work);
     for (size_t i = 0; i < work.size(); ++i) {
-      // A deduplicated sparse gradient's rows hold all of its norm.
-      const double n = sq.empty() ? norm(work[i].first.numbers()).item<double>() : std::sqrt(sq[i]);
-      scales[i] = clip / std::max(n, clip);  // NaN norm stays NaN, as Keras
+      scales[i] = clip / std::max(norms[i], clip);  // NaN norm stays NaN, as Keras
     }
   } else if (config_.global_clipnorm) {
     const double clip = *config_.global_clipnorm;
     double n = 0.0;
     if (any_shard(work)) {
-      for (double s : squared_norms(work)) n += s;
+      for (double g : gradient_norms(work)) n += g * g;
       n = std::sqrt(n);
     } else {
       std::vector<Tensor> gs;

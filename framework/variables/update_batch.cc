@@ -79,7 +79,7 @@ void UpdateBatch::apply_range(RangeUpdate& r) {
                                from.nbytes());
   };
   // Pieces small enough to stay in the core's cache between the update and the copies.
-  const int64_t piece = r.copies.value.empty() ? r.value.numel() : int64_t(1) << 16;
+  const int64_t piece = int64_t(1) << 16;
   for (int64_t lo = 0; lo < r.value.numel(); lo += piece) {
     const int64_t hi = std::min(r.value.numel(), lo + piece);
     Tensor value = r.value.slice(lo, hi);

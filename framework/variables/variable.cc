@@ -97,10 +97,8 @@ void Variable::apply_update(const VariableUpdate& update, UpdateBatch& batch) {
   std::vector<Tensor> slots;
   slots.reserve(update.slots.size());
   for (const std::shared_ptr<Variable>& slot : update.slots) slots.push_back(slot->storage());
-  if (update.grad.is_shard()) {
-    batch.add_range(dst, update.rule, update.grad.shard_begin(),
-                    update.grad.numbers().to(dst.device()), std::move(slots));
-  } else if (update.grad.is_sparse() && updates_touched_rows_only(update.rule)) {
+  // (A plain variable never accepts shards: to_dense() says so should one arrive.)
+  if (update.grad.is_sparse() && updates_touched_rows_only(update.rule)) {
     batch.add_rows(dst, update.rule, update.grad.slices(), std::move(slots));
   } else {
     batch.add(dst, update.rule, update.grad.to_dense().to(dst.device()), std::move(slots));

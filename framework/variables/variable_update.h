@@ -65,7 +65,7 @@ class UpdateBatch {
     std::vector<std::vector<Tensor>> slots;  // slots[k]: slot k's other copies (or none)
   };
   void add_range(Tensor& value, const OptimizerUpdate& rule, int64_t begin, Tensor grad,
-                 std::vector<Tensor> slots, RangeCopies copies = {});
+                 std::vector<Tensor> slots, RangeCopies copies);
   // Asks for `sync` to run (once) before the first queued update is applied and again after the
   // last: variables shared by several replicas (central storage) are written while every replica
   // waits. Every replica of a step must ask for the same sync.
