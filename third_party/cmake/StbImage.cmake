@@ -40,6 +40,19 @@ _strata_stb_fix("PNG IDAT length checked before allocating"
   "            if ((int)(ioff + c.length) < (int)ioff) return 0;\n            if (ioff + c.length > idata_limit) {"
   "            if ((int)(ioff + c.length) < (int)ioff) return 0;\n            if (!s->io.read && c.length > (stbi__uint32)(s->img_buffer_end - s->img_buffer)) return stbi__err(\"outofdata\",\"Corrupt PNG\");\n            if (ioff + c.length > idata_limit) {")
 
+# JPEG: a corrupt entropy-coded segment can end (at a marker) before a block's bits do; the bit
+# readers then took bits that were never read, code_bits went negative, and the next refill
+# shifted by 32 or more (undefined behaviour, found by fuzz_image). 2.28: they return 0s instead.
+_strata_stb_fix("JPEG extend_receive out of bits"
+  "   if (j->code_bits < n) stbi__grow_buffer_unsafe(j);\n\n   sgn = j->code_buffer >> 31;"
+  "   if (j->code_bits < n) stbi__grow_buffer_unsafe(j);\n   if (j->code_bits < n) return 0; // ran out of bits from stream, return 0s intead of continuing\n\n   sgn = j->code_buffer >> 31;")
+_strata_stb_fix("JPEG get_bits out of bits"
+  "   if (j->code_bits < n) stbi__grow_buffer_unsafe(j);\n   k = stbi_lrot(j->code_buffer, n);"
+  "   if (j->code_bits < n) stbi__grow_buffer_unsafe(j);\n   if (j->code_bits < n) return 0; // ran out of bits from stream, return 0s intead of continuing\n   k = stbi_lrot(j->code_buffer, n);")
+_strata_stb_fix("JPEG get_bit out of bits"
+  "   if (j->code_bits < 1) stbi__grow_buffer_unsafe(j);\n   k = j->code_buffer;"
+  "   if (j->code_bits < 1) stbi__grow_buffer_unsafe(j);\n   if (j->code_bits < 1) return 0; // ran out of bits from stream, return 0s intead of continuing\n   k = j->code_buffer;")
+
 set(STB_IMAGE_PATCHED_DIR ${PROJECT_BINARY_DIR}/patched)
 file(WRITE ${STB_IMAGE_PATCHED_DIR}/stb/stb_image.h.new "${_stb_text}")
 # Copied only when changed, so a re-configure does not recompile the decoder.
