@@ -20,9 +20,11 @@ namespace {
 
 class LocalReplicaContext final : public ReplicaContext {
  public:
-  LocalReplicaContext(int id, int n, Device device) : id_(id), n_(n), device_(device) {}
+  LocalReplicaContext(int local_id, ReplicaIds ids, Device device)
+      : local_id_(local_id), id_(ids.first + local_id), n_(ids.in_sync), device_(device) {}
   int replica_id_in_sync_group() const override { return id_; }
   int num_replicas_in_sync() const override { return n_; }
+  int local_replica_id() const override { return local_id_; }
   Device device() const override { return device_; }
   void all_reduce(Tensor& t, ReduceOp op) override { comm_->all_reduce(t, op); }
   std::shared_ptr<CollectiveWork> all_reduce_async(Tensor t, ReduceOp op) override {
@@ -36,7 +38,7 @@ class LocalReplicaContext final : public ReplicaContext {
   void set_communicator(std::shared_ptr<Communicator> comm) { comm_ = std::move(comm); }
 
  private:
-  int id_, n_;
+  int local_id_, id_, n_;
   Device device_;
   std::shared_ptr<Communicator> comm_;
 };
@@ -73,9 +75,12 @@ struct LocalReplicas::Shared {
     try {
       // Replica r draws from its own stream: replica 0 continues the global one (one replica
       // draws exactly what no strategy would), the others from seeds derived from it.
+      // Workers of a multi-worker strategy derive theirs from the global replica id, so no two
+      // replicas anywhere draw the same dropout masks.
+      const int id = context->replica_id_in_sync_group();
       GeneratorState start = base_generator;
-      if (r > 0) start.seed = base_generator.seed ^ (0x9E3779B97F4A7C15ULL * uint64_t(r));
-      ThreadGeneratorScope generator(start, uint64_t(r));
+      if (id > 0) start.seed = base_generator.seed ^ (0x9E3779B97F4A7C15ULL * uint64_t(id));
+      ThreadGeneratorScope generator(start, uint64_t(id));
       struct RecordEnd {
         Shared* shared;
         int r;
@@ -99,13 +104,16 @@ struct LocalReplicas::Shared {
   }
 };
 
-LocalReplicas::LocalReplicas(Strategy* owner, std::vector<Device> devices, GroupFactory make_group)
+LocalReplicas::LocalReplicas(Strategy* owner, std::vector<Device> devices, GroupFactory make_group,
+                             ReplicaIds ids)
     : owner_(owner), devices_(std::move(devices)), shared_(std::make_shared<Shared>()) {
   const int n = int(devices_.size());
+  if (ids.in_sync == 0) ids.in_sync = n;
+  STRATA_CHECK(ids.first >= 0 && ids.first + n <= ids.in_sync);
   shared_->factory = make_group ? std::move(make_group) : GroupFactory(make_default_group);
   shared_->devices = devices_;
   for (int r = 0; r < n; ++r) {
-    shared_->contexts.push_back(std::make_unique<LocalReplicaContext>(r, n, devices_[size_t(r)]));
+    shared_->contexts.push_back(std::make_unique<LocalReplicaContext>(r, ids, devices_[size_t(r)]));
   }
   shared_->make_group();
   for (int r = 1; r < n; ++r) {

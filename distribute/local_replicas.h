@@ -19,10 +19,19 @@ namespace strata::distribute {
 using GroupFactory =
     std::function<std::unique_ptr<CommunicatorGroup>(const std::vector<Device>&)>;
 
+// Where this process's replicas stand among every replica in sync: a multi-worker strategy's
+// worker w with n local replicas holds global ids w * n ... w * n + n - 1 of workers * n.
+struct ReplicaIds {
+  int first = 0;    // the global id of local replica 0
+  int in_sync = 0;  // every worker's replicas together; 0: this process's alone
+};
+
 class LocalReplicas {
  public:
-  // make_group null: make_default_group (communicator.h).
-  LocalReplicas(Strategy* owner, std::vector<Device> devices, GroupFactory make_group = nullptr);
+  // make_group null: make_default_group (communicator.h). The group's ranks are the local
+  // replicas; a multi-worker strategy's group reaches the other workers behind them.
+  LocalReplicas(Strategy* owner, std::vector<Device> devices, GroupFactory make_group = nullptr,
+                ReplicaIds ids = {});
   ~LocalReplicas();
   LocalReplicas(const LocalReplicas&) = delete;
   LocalReplicas& operator=(const LocalReplicas&) = delete;

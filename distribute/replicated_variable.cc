@@ -121,18 +121,36 @@ void MirroredVariable::apply_update(const VariableUpdate& update, UpdateBatch& b
   batch.synchronize_after([replica] { replica->barrier(); });
 }
 
+Tensor SyncOnReadVariable::local_sum() const {
+  const auto& copies = components();
+  NoGradGuard no_grad;
+  Tensor total = copies[0]->value().clone();
+  for (size_t r = 1; r < copies.size(); ++r) total = add(total, copies[r]->value().to(total.device()));
+  return total;
+}
+
+void SyncOnReadVariable::set_other_workers(const Tensor& sum, int copies) {
+  other_workers_sum_ = sum;
+  other_workers_copies_ = copies;
+}
+
 Tensor SyncOnReadVariable::value() const {
   if (current_replica_context() != nullptr) return read(local());
-  // Cross-replica: the combination of every replica's copy.
+  // Cross-replica: the combination of every replica's copy, here and (as of the last
+  // synchronization) on the other workers.
   const auto& copies = components();
   NoGradGuard no_grad;
   switch (aggregation()) {
     case VariableAggregation::kSum:
     case VariableAggregation::kMean: {
-      Tensor total = copies[0]->value().clone();
-      for (size_t r = 1; r < copies.size(); ++r) total = add(total, copies[r]->value().to(total.device()));
+      Tensor total = local_sum();
+      double n = double(copies.size());
+      if (other_workers_sum_.defined()) {
+        total = add(total, other_workers_sum_.to(total.device()).cast(total.dtype()));
+        n += other_workers_copies_;
+      }
       if (aggregation() == VariableAggregation::kMean && is_floating(dtype())) {
-        total = multiply(total, 1.0 / double(copies.size()));
+        total = multiply(total, 1.0 / n);
       }
       return total;
     }
@@ -148,7 +166,10 @@ void SyncOnReadVariable::assign(const Tensor& value) {
   NoGradGuard no_grad;
   if (current_replica_context() != nullptr) return local().assign(value);
   // Cross-replica (reset_state, loading): for a sum, copy 0 holds the value and the others
-  // zero, so the combined read gives back exactly `value`.
+  // zero, so the combined read gives back exactly `value` (the other workers' part is dropped
+  // until the next synchronization: every worker resets its metrics at the same point).
+  other_workers_sum_ = Tensor();
+  other_workers_copies_ = 0;
   const auto& copies = components();
   for (size_t r = 0; r < copies.size(); ++r) {
     const bool zero = r > 0 && aggregation() == VariableAggregation::kSum;

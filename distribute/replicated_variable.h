@@ -79,6 +79,16 @@ class SyncOnReadVariable final : public ReplicatedVariable {
   void assign(const Tensor& value) override;
   void assign_add(const Tensor& delta) override;
   void assign_sub(const Tensor& delta) override;
+
+  // Several workers (MultiWorkerMirroredStrategy): the sum of this process's copies, and the
+  // sum of every other worker's copies (`copies` of them) as of the strategy's last
+  // synchronization, which cross-replica reads add in. A cross-replica assign drops it.
+  Tensor local_sum() const;
+  void set_other_workers(const Tensor& sum, int copies);
+
+ private:
+  Tensor other_workers_sum_;
+  int other_workers_copies_ = 0;
 };
 
 }  // namespace strata::distribute

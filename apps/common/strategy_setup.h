@@ -26,19 +26,22 @@ inline void check_replica_flags(const std::string& strategy, int64_t num_cpu_rep
   if (num_cpu_replicas < 1) {
     throw FlagError("--num_cpu_replicas must be >= 1, got " + std::to_string(num_cpu_replicas));
   }
-  if (num_cpu_replicas > 1 && strategy != "mirrored" && strategy != "central_storage") {
+  const bool replicated = strategy == "mirrored" || strategy == "central_storage" ||
+                          strategy == "multi_worker_mirrored";
+  if (num_cpu_replicas > 1 && !replicated) {
     throw FlagError("--num_cpu_replicas=" + std::to_string(num_cpu_replicas) +
-                    " needs --distribution_strategy=mirrored or central_storage (" + strategy +
-                    " runs one replica)");
+                    " needs --distribution_strategy=mirrored, central_storage or "
+                    "multi_worker_mirrored (" + strategy + " runs one replica)");
   }
   if (num_gpus < 0) throw FlagError("--num_gpus must be >= 0, got " + std::to_string(num_gpus));
   if (num_gpus > 0 && num_cpu_replicas > 1) {
     throw FlagError("--num_cpu_replicas applies with --num_gpus=0 only (the replicas are then "
                     "logical CPU devices); with GPUs there is one replica per GPU");
   }
-  if (num_gpus > 1 && strategy != "mirrored" && strategy != "central_storage") {
+  if (num_gpus > 1 && !replicated) {
     throw FlagError("--num_gpus=" + std::to_string(num_gpus) + " needs --distribution_strategy="
-                    "mirrored or central_storage (" + strategy + " runs one replica)");
+                    "mirrored, central_storage or multi_worker_mirrored (" + strategy +
+                    " runs one replica)");
   }
   // Asked only when GPUs are wanted: the first call initializes the CUDA runtime.
   const int visible = num_gpus > 0 ? strata::gpu::device_count() : 0;
@@ -79,6 +82,11 @@ inline std::shared_ptr<strata::distribute::Strategy> make_strategy(
     for (int i = 0; i < num_cpu_replicas; ++i) devices.push_back(strata::Device::cpu(i).to_string());
   }
   if (name == "central_storage") return std::make_shared<distribute::CentralStorageStrategy>(devices);
+  if (name == "multi_worker_mirrored") {
+    // The cluster and this task's role come from TF_CONFIG; this waits for every worker.
+    return std::make_shared<distribute::MultiWorkerMirroredStrategy>(
+        nullptr, distribute::CommunicationOptions(), devices);
+  }
   return std::make_shared<distribute::MirroredStrategy>(devices, std::move(cross_device_ops));
 }
 
@@ -100,10 +108,19 @@ inline std::string describe_strategy(const strata::distribute::Strategy* strateg
     }
   }
   const int64_t per_replica = strata::distribute::InputContext{1, 0, n}.get_per_replica_batch_size(global_batch);
-  std::string text = (strategy ? strategy->name() : std::string("off (no distribution strategy)")) +
-                     ", " + std::to_string(n) + (n == 1 ? " replica (" : " replicas (") + devices +
-                     "); global batch " + std::to_string(global_batch) + ", " +
-                     std::to_string(per_replica) + " per replica";
+  std::string text = (strategy ? strategy->name() : std::string("off (no distribution strategy)")) + ", ";
+  if (strategy && strategy->name() == "MultiWorkerMirroredStrategy") {
+    // "2 workers x 1 replica (/cpu:0); this is worker 0 (chief)"
+    const int local = strategy->num_local_replicas();
+    text += std::to_string(strategy->num_workers()) +
+            (strategy->num_workers() == 1 ? " worker x " : " workers x ") + std::to_string(local) +
+            (local == 1 ? " replica (" : " replicas (") + devices + "); this is worker " +
+            std::to_string(strategy->worker_index()) + (strategy->is_chief() ? " (chief)" : "");
+  } else {
+    text += std::to_string(n) + (n == 1 ? " replica (" : " replicas (") + devices + ")";
+  }
+  text += "; global batch " + std::to_string(global_batch) + ", " +
+          std::to_string(per_replica) + " per replica";
   if (!on_gpu) {
     text += ", " + std::to_string(std::max(1, strata::get_num_threads() / n)) +
             " thread(s) per replica";

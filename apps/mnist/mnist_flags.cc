@@ -51,7 +51,10 @@ ABSL_FLAG(mnist_app::StepsFlag, steps_per_epoch, 0,
 ABSL_FLAG(std::string, distribution_strategy, "off",
           "'off' (no strategy), 'one_device' (OneDeviceStrategy on /cpu:0), 'mirrored' "
           "(MirroredStrategy) or 'central_storage' (CentralStorageStrategy) over --num_gpus GPUs, "
-          "or over --num_cpu_replicas logical CPU devices when --num_gpus=0.");
+          "or over --num_cpu_replicas logical CPU devices when --num_gpus=0; "
+          "'multi_worker_mirrored' (MultiWorkerMirroredStrategy): the same command on every "
+          "machine, each told its role by TF_CONFIG, --batch_size split over every worker's "
+          "replicas.");
 ABSL_FLAG(apps::NumCpuReplicasFlag, num_cpu_replicas, 1,
           "With mirrored or central_storage: split the CPU into this many logical devices "
           "/cpu:0.. (1 to 256; each with its share of the threads), one replica on each; "
@@ -77,7 +80,8 @@ Options parse_flags(int argc, char** argv, apps::ParseMode mode) {
   apps::require_one_of(FLAGS_model, {"seed_cnn", "convnet", "conv_pool"});
   apps::require_one_of(FLAGS_dataset, {"mnist", "fashion_mnist"});
   apps::require_one_of(FLAGS_distribution_strategy,
-                       {"off", "one_device", "mirrored", "central_storage"});
+                       {"off", "one_device", "mirrored", "central_storage",
+                        "multi_worker_mirrored"});
   Options o;
   o.model = absl::GetFlag(FLAGS_model);
   o.dataset = absl::GetFlag(FLAGS_dataset);

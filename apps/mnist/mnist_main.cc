@@ -87,16 +87,22 @@ static int run(int argc, char** argv) {
   // --model_dir before any work: an unusable one is an error now, not after an epoch; the lock
   // keeps a second run off it for as long as this one lives.
   const std::filesystem::path dir(o.model_dir);
+  // Workers of one multi-worker job share it: the chief locks it once the strategy says who
+  // that is, and the others write only to their own workertemp_<i> folders.
+  const bool multi_worker = o.distribution_strategy == "multi_worker_mirrored";
+  auto claim = [&] {
+    return apps::claim_model_dir(dir, {"checkpoints", "logs", "backup"},
+                                 {"model.json", "model.h5", "history.csv"});
+  };
   std::unique_ptr<apps::ModelDirLock> lock;
-  if (!o.model_dir.empty()) {
-    lock = apps::claim_model_dir(dir, {"checkpoints", "logs", "backup"},
-                                {"model.json", "model.h5", "history.csv"});
-  }
+  if (!o.model_dir.empty() && !multi_worker) lock = claim();
 
   // The strategy comes before any variable; the global batch must split evenly over its
   // replicas (the library's ValueError otherwise, before the data is read).
   const std::shared_ptr<distribute::Strategy> strategy =
       apps::make_strategy(o.distribution_strategy, o.num_cpu_replicas, o.num_gpus);
+  const bool chief = !strategy || strategy->should_checkpoint();
+  if (!o.model_dir.empty() && multi_worker && chief) lock = claim();
   const Device off_device = apps::default_device_for(o.num_gpus);
   std::printf("Strategy: %s\n",
               apps::describe_strategy(strategy.get(), o.batch_size, off_device).c_str());
@@ -139,7 +145,7 @@ static int run(int argc, char** argv) {
     // Kept after fit until model.h5 is on disk (apps::save_final_model).
     backup_options.delete_checkpoint(false);
     backup = std::make_shared<BackupAndRestore>((dir / "backup").string(), backup_options);
-    std::ofstream(dir / "model.json") << model->to_json(2) << "\n";
+    if (chief) std::ofstream(dir / "model.json") << model->to_json(2) << "\n";
     callbacks = {backup,
                  std::make_shared<ModelCheckpoint>((dir / "checkpoints" / "ckpt-{epoch:02d}.h5").string()),
                  std::make_shared<TensorBoard>((dir / "logs").string()),
@@ -156,7 +162,7 @@ static int run(int argc, char** argv) {
   apps::fit_explaining_interruption(!o.model_dir.empty(),
                                     [&] { model->fit(x_train, y_train, fit_options); });
   apps::kill_point("after_fit");
-  if (backup) {
+  if (backup && chief) {
     apps::save_final_model(*model, dir / "model.h5", *backup);
     std::printf("saved %s\n", (dir / "model.h5").string().c_str());
   }

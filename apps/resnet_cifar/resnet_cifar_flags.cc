@@ -69,10 +69,11 @@ ABSL_FLAG(std::string, distribution_strategy, "one_device",
           "/gpu:0 with --num_gpus=1, else /cpu:0), 'mirrored' (MirroredStrategy) or "
           "'central_storage' (CentralStorageStrategy) over --num_gpus GPUs, or "
           "--num_cpu_replicas logical CPU devices when --num_gpus=0; --batch_size is the global "
-          "batch, split over the replicas. multi_worker_mirrored and parameter_server are not "
-          "available yet.");
+          "batch, split over the replicas. 'multi_worker_mirrored' (MultiWorkerMirroredStrategy): "
+          "the same command on every machine, each told its role by TF_CONFIG; the global batch is "
+          "split over every worker's replicas. parameter_server is not available yet.");
 ABSL_FLAG(apps::NumCpuReplicasFlag, num_cpu_replicas, 1,
-          "With --num_gpus=0 and mirrored or central_storage: split the CPU into this many "
+          "With --num_gpus=0 and mirrored, central_storage or multi_worker_mirrored: split the CPU into this many "
           "logical devices /cpu:0.. (1 to 256; each with its share of the threads) and run one "
           "replica on each. --batch_size must be a multiple of it.");
 ABSL_FLAG(apps::NumGpusFlag, num_gpus, 0,
@@ -120,11 +121,9 @@ Options parse_flags(int argc, char** argv, apps::ParseMode mode) {
   o.num_packs = absl::GetFlag(FLAGS_num_packs).value;
   o.seed = uint64_t(absl::GetFlag(FLAGS_seed).value);
 
-  if (o.distribution_strategy == "multi_worker_mirrored" ||
-      o.distribution_strategy == "parameter_server") {
-    throw apps::FlagError("--distribution_strategy=" + o.distribution_strategy +
-                          " is not available yet: multi-worker strategies arrive with the "
-                          "distribute issues; use off, one_device, mirrored or central_storage");
+  if (o.distribution_strategy == "parameter_server") {
+    throw apps::FlagError("--distribution_strategy=parameter_server is not available yet; use "
+                          "off, one_device, mirrored, central_storage or multi_worker_mirrored");
   }
   apps::check_replica_flags(o.distribution_strategy, o.num_cpu_replicas, o.num_gpus);
   if (!o.all_reduce_alg.empty() && o.distribution_strategy != "mirrored") {

@@ -138,11 +138,15 @@ static int run(int argc, char** argv) {
   // keeps a second training run off it for as long as this one lives. --eval_only only reads
   // model.h5 (replaced atomically by a training run), so it neither creates nor locks the dir.
   const std::filesystem::path dir(o.model_dir);
+  // Workers of one multi-worker job share it: the chief locks it once the strategy says who
+  // that is, and the others write only to their own workertemp_<i> folders.
+  const bool multi_worker = o.distribution_strategy == "multi_worker_mirrored";
+  auto claim = [&] {
+    return apps::claim_model_dir(dir, {"logs", "backup"},
+                                 {"model.json", "model.h5", "training_log.csv"});
+  };
   std::unique_ptr<apps::ModelDirLock> lock;
-  if (!o.model_dir.empty() && !o.eval_only) {
-    lock = apps::claim_model_dir(dir, {"logs", "backup"},
-                                {"model.json", "model.h5", "training_log.csv"});
-  }
+  if (!o.model_dir.empty() && !o.eval_only && !multi_worker) lock = claim();
 
   // ---- distribution strategy (before any variable exists) ----
   std::shared_ptr<distribute::CrossDeviceOps> cross_device_ops;
@@ -154,6 +158,8 @@ static int run(int argc, char** argv) {
   const std::shared_ptr<distribute::Strategy> strategy =
       apps::make_strategy(o.distribution_strategy, o.num_cpu_replicas, o.num_gpus,
                           cross_device_ops);
+  const bool chief = !strategy || strategy->should_checkpoint();
+  if (!o.model_dir.empty() && !o.eval_only && multi_worker && chief) lock = claim();
   const Device off_device = apps::default_device_for(o.num_gpus);
   // The global batch must split evenly over the replicas: the library's error, before any work.
   std::printf("Strategy: %s\n",
@@ -265,7 +271,7 @@ static int run(int argc, char** argv) {
   std::vector<CallbackPtr> callbacks{time_history};
   std::shared_ptr<BackupAndRestore> backup;
   if (!o.model_dir.empty()) {
-    std::ofstream(dir / "model.json") << model->to_json(2) << "\n";
+    if (chief) std::ofstream(dir / "model.json") << model->to_json(2) << "\n";
     // Kept after fit until model.h5 is on disk (apps::save_final_model).
     backup = std::make_shared<BackupAndRestore>(
         (dir / "backup").string(), BackupAndRestoreOptions().delete_checkpoint(false));
@@ -289,7 +295,7 @@ static int run(int argc, char** argv) {
   }
   apps::fit_explaining_interruption(backup != nullptr, [&] { model->fit(*train_ds, fit_options); });
   apps::kill_point("after_fit");
-  if (backup) apps::save_final_model(*model, dir / "model.h5", *backup);
+  if (backup && chief) apps::save_final_model(*model, dir / "model.h5", *backup);
 
   const int64_t steps = time_history->global_steps();
   std::printf("Trained %lld steps (%lld examples) in %.2fs: %.1f examples/sec overall, "

@@ -241,7 +241,7 @@ void Model::train_step(const data::Element& batch) {
   // Summed over the replicas under a strategy; where the variables allow, each replica gets and
   // applies only its range of the sum (gradient_reducer.h).
   std::vector<Gradient> grads = distribute::compute_reduced_gradients(
-      tape, target, vars, distribute::kDefaultGradientBucketBytes,
+      tape, target, vars, distribute::get_strategy()->gradient_bucket_bytes(),
       distribute::GradientReduction::kShardWhereAccepted);
   compiled_->optimizer->apply_gradients(grads, vars, /*skip_gradients_aggregation=*/true);
   update_metrics(u.y, y_pred, u.sample_weight, loss);

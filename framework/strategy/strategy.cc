@@ -6,6 +6,7 @@
 #include "framework/core/error.h"
 #include "framework/ops/math_ops.h"
 #include "framework/strategy/batch_split.h"
+#include "framework/strategy/gradient_reducer.h"
 #include "framework/strategy/replica_context.h"
 
 namespace strata::distribute {
@@ -187,8 +188,15 @@ Tensor Strategy::reduce(ReduceOp op, const PerReplica& value, std::optional<int>
     }
     total = total.defined() ? add(total, v) : v;
   }
+  if (num_workers() > 1) sum_across_workers(total, count);
   return op == ReduceOp::kMean ? multiply(total, 1.0 / count) : total;
 }
+
+Tensor Strategy::gather_outputs(const PerReplica& outputs, const DistributedBatch& batch) {
+  return concat_replica_outputs(outputs.values, batch);
+}
+
+size_t Strategy::gradient_bucket_bytes() const { return kDefaultGradientBucketBytes; }
 
 Tensor Strategy::reduce(ReduceOp op, const Tensor& value, std::optional<int> axis) const {
   PerReplica one;

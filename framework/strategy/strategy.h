@@ -126,6 +126,14 @@ class Strategy : public std::enable_shared_from_this<Strategy> {
   DistributedBatch split_batch(const data::Element& batch, int64_t expected_global_size,
                                const char* who) const;
 
+  // predict's outputs of one distributed batch, in input order: this worker's replicas' parts
+  // put together, and with several workers every worker's (each gets all of them).
+  virtual Tensor gather_outputs(const PerReplica& outputs, const DistributedBatch& batch);
+
+  // The size of the gradient buckets all-reduced during the backward pass (TensorFlow's
+  // CommunicationOptions.bytes_per_pack; 25 MB, as PyTorch DDP, unless a strategy says).
+  virtual size_t gradient_bucket_bytes() const;
+
   // True only for the default strategy (no scope entered).
   virtual bool is_default() const { return false; }
 
@@ -137,6 +145,9 @@ class Strategy : public std::enable_shared_from_this<Strategy> {
   Strategy();
   // The variable creator this strategy pushes while its scope is active.
   virtual VariablePtr create_variable(const VariableSpec& spec, const NextCreator& next) = 0;
+  // reduce() with several workers: `total` (this worker's reduction of its replicas' values) and
+  // `count` (the values or elements it covers) become their sums over every worker, in place.
+  virtual void sum_across_workers(Tensor& /*total*/, double& /*count*/) const {}
 
  private:
   std::shared_ptr<const bool> alive_ = std::make_shared<const bool>(true);

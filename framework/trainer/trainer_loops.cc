@@ -311,7 +311,7 @@ Tensor Trainer::run_predict(EpochIterator& it, const PredictOptions& o) {
     const distribute::PerReplica out = s.run_step(
         [this](const data::Element& b) { return model_.predict_step(b); }, *batch);
     // Returned on the host, as Keras returns NumPy arrays (and GPU memory stays free).
-    outputs.push_back(distribute::concat_replica_outputs(out.values, *batch).to(Device::cpu()));
+    outputs.push_back(s.gather_outputs(out, *batch).to(Device::cpu()));
     callbacks.on_predict_batch_end(step, Logs());
     ++step;
   }
@@ -379,7 +379,7 @@ Tensor Trainer::predict_on_batch(const Tensor& x) {
   const distribute::PerReplica out = s.run_step(
       [this](const data::Element& b) { return model_.predict_step(b); }, *split);
   s.join();
-  return distribute::concat_replica_outputs(out.values, *split);
+  return s.gather_outputs(out, *split);
 }
 
 }  // namespace strata

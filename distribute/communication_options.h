@@ -1,0 +1,38 @@
+// CommunicationOptions: how MultiWorkerMirroredStrategy's workers talk (TensorFlow's
+// tf.distribute.experimental.CommunicationOptions, plus the failure-detection times TensorFlow
+// keeps in its coordination service config).
+//
+//   distribute::MultiWorkerMirroredStrategy strategy(
+//       nullptr, distribute::CommunicationOptions().timeout_seconds(60).bytes_per_pack(4 << 20));
+#pragma once
+
+#include <cstddef>
+
+namespace strata::distribute {
+
+// TensorFlow's CommunicationImplementation. kRing: Gloo over TCP across workers (CPUs); kNccl:
+// NCCL among a worker's GPUs, then Gloo across workers; kAuto: NCCL where every local device is a
+// GPU and NCCL is there, else ring.
+enum class CommunicationImplementation { kAuto, kRing, kNccl };
+
+class CommunicationOptions {
+ public:
+  CommunicationOptions& implementation(CommunicationImplementation v) { implementation_ = v; return *this; }
+  // Gradient bucket size (all-reduced as soon as full, during the backward pass); 0: 25 MB.
+  CommunicationOptions& bytes_per_pack(size_t v) { bytes_per_pack_ = v; return *this; }
+  // How long any collective may wait for the other workers before it fails naming them
+  // (TensorFlow's default is no timeout; a wait that never ends is what Strata refuses).
+  CommunicationOptions& timeout_seconds(double v) { timeout_seconds_ = v; return *this; }
+  // A worker silent this long is declared dead and every other worker stops with its name.
+  CommunicationOptions& heartbeat_timeout_seconds(double v) { heartbeat_timeout_seconds_ = v; return *this; }
+  // How long the first worker to start waits for the others to come up.
+  CommunicationOptions& register_timeout_seconds(double v) { register_timeout_seconds_ = v; return *this; }
+
+  CommunicationImplementation implementation_ = CommunicationImplementation::kAuto;
+  size_t bytes_per_pack_ = 0;
+  double timeout_seconds_ = 300;
+  double heartbeat_timeout_seconds_ = 10;
+  double register_timeout_seconds_ = 300;
+};
+
+}  // namespace strata::distribute

@@ -1,0 +1,219 @@
+#include "distribute/multi_worker_mirrored_strategy.h"
+
+#include <algorithm>
+
+#include "distribute/cluster_resolver/tfconfig_cluster_resolver.h"
+#include "distribute/cross_device_ops.h"
+#include "distribute/hierarchical_group.h"
+#include "distribute/nccl_support.h"
+#include "distribute/replicated_variable.h"
+#include "distribute/worker_cluster.h"
+#include "framework/autograd/grad_mode.h"
+#include "framework/core/random.h"
+#include "framework/ops/creation.h"
+#include "framework/ops/math_ops.h"
+#include "framework/ops/shape_ops.h"
+#include "framework/strategy/batch_split.h"
+#include "framework/strategy/gradient_reducer.h"
+
+namespace strata::distribute {
+namespace {
+
+constexpr const char* kWho = "MultiWorkerMirroredStrategy";
+
+void check_options(const CommunicationOptions& o) {
+  auto positive = [](double v, const char* what) {
+    if (!(v > 0)) {
+      throw ValueError(std::string(kWho) + ": CommunicationOptions." + what + " must be > 0 " +
+                       "seconds, got " + std::to_string(v));
+    }
+  };
+  positive(o.timeout_seconds_, "timeout_seconds");
+  positive(o.heartbeat_timeout_seconds_, "heartbeat_timeout_seconds");
+  positive(o.register_timeout_seconds_, "register_timeout_seconds");
+}
+
+// How this worker's own replicas combine, before the cross-worker step.
+std::shared_ptr<CrossDeviceOps> local_ops(const CommunicationOptions& o,
+                                          const std::vector<Device>& devices) {
+  const bool all_gpus = std::all_of(devices.begin(), devices.end(), [](const Device& d) {
+    return d.type == DeviceType::kCUDA;
+  });
+  switch (o.implementation_) {
+    case CommunicationImplementation::kNccl:
+      if (!all_gpus) {
+        throw ValueError(std::string(kWho) + ": CommunicationImplementation::kNccl needs GPUs, "
+                         "but this worker's replicas are on CPUs; use kRing or kAuto");
+      }
+      return std::make_shared<NcclAllReduce>();
+    case CommunicationImplementation::kRing:
+      return std::make_shared<ReductionToOneDevice>();
+    case CommunicationImplementation::kAuto:
+      break;
+  }
+  if (all_gpus && nccl_available()) return std::make_shared<NcclAllReduce>();
+  return std::make_shared<ReductionToOneDevice>();
+}
+
+// `t` flattened to float64 on the host: how values of any numeric dtype travel in one pack.
+Tensor packed(const Tensor& t) {
+  return reshape(t.to(Device::cpu()).cast(DType::kFloat64), Shape{t.numel()});
+}
+
+}  // namespace
+
+MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(
+    std::shared_ptr<ClusterResolver> cluster_resolver, CommunicationOptions options,
+    const std::vector<std::string>& device_names)
+    : resolver_(cluster_resolver ? std::move(cluster_resolver)
+                                 : std::make_shared<TFConfigClusterResolver>()),
+      options_(options) {
+  check_options(options_);
+  const std::vector<Device> devices = resolve_devices(device_names, kWho);
+  std::shared_ptr<CrossDeviceOps> ops = local_ops(options_, devices);
+  cluster_ = WorkerCluster::join(*resolver_, options_, kWho);
+  WorkerCluster* cluster = cluster_.get();
+  GroupFactory factory = [ops, cluster](const std::vector<Device>& d)
+      -> std::unique_ptr<CommunicatorGroup> {
+    std::unique_ptr<CommunicatorGroup> local = ops->make_group(d);
+    if (cluster == nullptr) return local;
+    return std::make_unique<HierarchicalGroup>(
+        std::move(local), cluster->communicator(),
+        [cluster](const std::string& reason) { cluster->abort(reason); });
+  };
+  const int n = int(devices.size());
+  replicas_ = std::make_unique<LocalReplicas>(
+      this, devices, std::move(factory), ReplicaIds{worker_index() * n, num_workers() * n});
+}
+
+MultiWorkerMirroredStrategy::~MultiWorkerMirroredStrategy() {
+  replicas_.reset();  // the replica threads stop before the cluster goes
+  cluster_.reset();
+}
+
+int MultiWorkerMirroredStrategy::num_workers() const { return cluster_ ? cluster_->num_workers() : 1; }
+int MultiWorkerMirroredStrategy::worker_index() const { return cluster_ ? cluster_->worker_index() : 0; }
+
+std::string MultiWorkerMirroredStrategy::task_name(int worker) const {
+  return cluster_ ? cluster_->task_name(worker) : "worker 0";
+}
+
+size_t MultiWorkerMirroredStrategy::gradient_bucket_bytes() const {
+  return options_.bytes_per_pack_ > 0 ? options_.bytes_per_pack_ : kDefaultGradientBucketBytes;
+}
+
+void MultiWorkerMirroredStrategy::run_replicas(const std::function<void(int)>& fn) {
+  try {
+    replicas_->run(fn);
+    synchronize_state();
+  } catch (const std::exception& e) {
+    // The other workers must stop too, and at once: they would wait in the next collective.
+    if (cluster_) cluster_->report_error(task_name(worker_index()) + " failed: " + e.what());
+    throw;
+  }
+}
+
+VariablePtr MultiWorkerMirroredStrategy::create_variable(const VariableSpec& spec,
+                                                         const NextCreator&) {
+  if (spec.synchronization == VariableSynchronization::kOnRead) {
+    auto v = std::make_shared<SyncOnReadVariable>(spec, replicas_->devices());
+    std::lock_guard<std::mutex> lock(sync_on_read_mutex_);
+    sync_on_read_.push_back(v);
+    return v;
+  }
+  auto v = std::make_shared<MirroredVariable>(spec, replicas_->devices());
+  if (cluster_) {
+    // Every worker starts from the chief's value (each drew its own random initial values).
+    NoGradGuard no_grad;
+    Tensor value = v->components()[0]->value().to(Device::cpu()).clone();
+    try {
+      cluster_->communicator()->broadcast(value, 0);
+    } catch (const std::exception& e) {
+      cluster_->report_error(task_name(worker_index()) + " failed: " + e.what());
+      throw;
+    }
+    for (const VariablePtr& c : v->components()) c->assign(value.to(c->device()));
+  }
+  return v;
+}
+
+void MultiWorkerMirroredStrategy::synchronize_state() {
+  if (!cluster_) return;
+  std::vector<std::shared_ptr<SyncOnReadVariable>> vars;
+  {
+    std::lock_guard<std::mutex> lock(sync_on_read_mutex_);
+    for (const auto& weak : sync_on_read_) {
+      if (auto v = weak.lock()) vars.push_back(v);
+    }
+  }
+  // One all-gather of [every metric variable's local sum..., the random generator's offset].
+  std::vector<Tensor> local;
+  std::vector<Tensor> parts;
+  for (const auto& v : vars) {
+    local.push_back(v->local_sum());
+    parts.push_back(packed(local.back()));
+  }
+  const GeneratorState generator = get_generator_state();
+  parts.push_back(Tensor::from_vector<double>({double(generator.offset)}));
+  const Tensor mine = parts.size() == 1 ? parts[0] : concat(parts, 0);
+  const int64_t width = mine.numel();
+  const Tensor all = cluster_->communicator()->all_gather(mine);
+  const std::vector<double> values = all.to_vector<double>();
+  // Metric state: the other workers' sums.
+  const int other_copies = (num_workers() - 1) * replicas_->size();
+  int64_t at = 0;
+  for (size_t i = 0; i < vars.size(); ++i) {
+    const int64_t n = local[i].numel();
+    std::vector<double> others(size_t(n), 0.0);
+    for (int w = 0; w < num_workers(); ++w) {
+      if (w == worker_index()) continue;
+      for (int64_t k = 0; k < n; ++k) others[size_t(k)] += values[size_t(w * width + at + k)];
+    }
+    vars[i]->set_other_workers(Tensor::from_vector<double>(others, local[i].shape()), other_copies);
+    at += n;
+  }
+  // The generator: every worker continues from the furthest any replica got, so shuffles and
+  // dropout stay in step even after replicas drew different amounts (a final partial batch).
+  GeneratorState next = generator;
+  for (int w = 0; w < num_workers(); ++w) {
+    next.offset = std::max(next.offset, uint64_t(values[size_t(w * width + at)]));
+  }
+  set_generator_state(next);
+}
+
+void MultiWorkerMirroredStrategy::sum_across_workers(Tensor& total, double& count) const {
+  if (!cluster_) return;
+  Tensor pack = concat({packed(total), Tensor::from_vector<double>({count})}, 0);
+  cluster_->communicator()->all_reduce(pack, ReduceOp::kSum);
+  const int64_t n = total.numel();
+  count = pack.slice(n, n + 1).to_vector<double>()[0];
+  total = reshape(pack.slice(0, n), total.shape()).cast(total.dtype()).to(total.device());
+}
+
+Tensor MultiWorkerMirroredStrategy::gather_outputs(const PerReplica& outputs,
+                                                   const DistributedBatch& batch) {
+  const bool any = std::any_of(batch.sizes.begin(), batch.sizes.end(), [](int64_t s) { return s > 0; });
+  Tensor local = any ? concat_replica_outputs(outputs.values, batch) : outputs.values[0].slice(0, 0);
+  if (!cluster_) return local;
+  // Every worker gets every worker's outputs, in input order (worker w held the w-th part of
+  // each global batch); parts differ in size in a final partial batch, so each is padded.
+  std::shared_ptr<Communicator> comm = cluster_->communicator();
+  Tensor host = local.to(Device::cpu());
+  const Tensor rows = comm->all_gather(Tensor::from_vector<int64_t>({host.dim(0)}));
+  const std::vector<int64_t> counts = rows.to_vector<int64_t>();
+  const int64_t most = *std::max_element(counts.begin(), counts.end());
+  Shape padded_shape = host.shape();
+  padded_shape[0] = most - host.dim(0);
+  Tensor padded = padded_shape[0] == 0
+                      ? host
+                      : concat({host, zeros(padded_shape, host.dtype(), Device::cpu())}, 0);
+  const Tensor all = comm->all_gather(padded);
+  std::vector<Tensor> parts;
+  for (size_t w = 0; w < counts.size(); ++w) {
+    if (counts[w] > 0) parts.push_back(all.slice(int64_t(w) * most, int64_t(w) * most + counts[w]));
+  }
+  if (parts.empty()) return host;
+  return parts.size() == 1 ? parts[0] : concat(parts, 0);
+}
+
+}  // namespace strata::distribute

@@ -1,0 +1,78 @@
+// MultiWorkerMirroredStrategy: synchronous data parallelism across processes and machines
+// (tf.distribute.MultiWorkerMirroredStrategy). The same program runs on every machine, each told
+// its role by TF_CONFIG (or another ClusterResolver); every worker holds a copy of every variable
+// on each of its local devices (every GPU, else the logical CPU devices), the global batch is
+// split over the replicas of all workers, and gradients are summed across all of them — first
+// among a worker's replicas, then across workers (Gloo over TCP) — before one identical update
+// everywhere. Variables start from the chief's values (broadcast when they are made); metrics
+// and losses are combined over every worker; only the chief writes the real checkpoints and
+// summaries.
+//
+//   // TF_CONFIG='{"cluster": {"worker": ["host0:20000", "host1:20000"]},
+//   //             "task": {"type": "worker", "index": 0}}'      (index 1 on host1)
+//   distribute::MultiWorkerMirroredStrategy strategy;     // waits until every worker is up
+//   { auto scope = strategy.scope(); model = build_model(); model->compile(...); }
+//   model->fit(x, y, FitOptions().batch_size(64 * strategy.num_replicas_in_sync()));
+//
+// A cluster of one training task (or no TF_CONFIG) behaves as MirroredStrategy. Nothing waits
+// forever: a collective that waits longer than CommunicationOptions::timeout_seconds, or a
+// worker that dies or is cut off (heartbeat_timeout_seconds), fails every worker with an error
+// naming the task and the operation.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "distribute/cluster_resolver/cluster_resolver.h"
+#include "distribute/communication_options.h"
+#include "distribute/local_replicas.h"
+#include "framework/strategy/strategy.h"
+
+namespace strata::distribute {
+
+class SyncOnReadVariable;
+class WorkerCluster;
+
+class MultiWorkerMirroredStrategy final : public Strategy {
+ public:
+  // cluster_resolver null: TFConfigClusterResolver (TF_CONFIG). devices: this worker's replicas
+  // (as MirroredStrategy's; empty: every GPU, else every logical CPU device, as TensorFlow's).
+  explicit MultiWorkerMirroredStrategy(std::shared_ptr<ClusterResolver> cluster_resolver = nullptr,
+                                       CommunicationOptions options = {},
+                                       const std::vector<std::string>& devices = {});
+  ~MultiWorkerMirroredStrategy() override;
+
+  std::string name() const override { return "MultiWorkerMirroredStrategy"; }
+  int num_replicas_in_sync() const override { return num_workers() * replicas_->size(); }
+  std::vector<Device> worker_devices() const override { return replicas_->devices(); }
+  int num_workers() const override;
+  int worker_index() const override;
+  void run_replicas(const std::function<void(int)>& fn) override;
+  Tensor gather_outputs(const PerReplica& outputs, const DistributedBatch& batch) override;
+  size_t gradient_bucket_bytes() const override;
+
+  const ClusterResolver& cluster_resolver() const { return *resolver_; }
+  const CommunicationOptions& communication_options() const { return options_; }
+  // "worker 1 (host:port)": a worker as errors name it.
+  std::string task_name(int worker) const;
+
+ protected:
+  VariablePtr create_variable(const VariableSpec& spec, const NextCreator& next) override;
+  void sum_across_workers(Tensor& total, double& count) const override;
+
+ private:
+  // After every step, on every worker alike: each SyncOnRead variable (metric state) learns the
+  // other workers' sum, and the random generators agree.
+  void synchronize_state();
+
+  std::shared_ptr<ClusterResolver> resolver_;
+  CommunicationOptions options_;
+  std::unique_ptr<WorkerCluster> cluster_;  // null: a single worker
+  std::unique_ptr<LocalReplicas> replicas_;
+  std::mutex sync_on_read_mutex_;
+  std::vector<std::weak_ptr<SyncOnReadVariable>> sync_on_read_;
+};
+
+}  // namespace strata::distribute

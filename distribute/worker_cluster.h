@@ -1,0 +1,62 @@
+// WorkerCluster: this process's place in a multi-worker job and its links to the other workers:
+// the coordination service (hosted here when this task leads: the chief, else the master, else
+// worker 0), this task's client of it (rendezvous store, heartbeats, errors posted for all), and
+// the Gloo communicator with one rank per worker (the chief is worker 0, the workers follow).
+//
+// Made by MultiWorkerMirroredStrategy; null for a cluster of a single training task.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "distribute/cluster_resolver/cluster_resolver.h"
+#include "distribute/communication_options.h"
+#include "distribute/communicator.h"
+
+namespace strata::distribute {
+
+class CoordinationService;
+class CoordinationClient;
+class GlooCommunicator;
+
+class WorkerCluster {
+ public:
+  // Reads the cluster and this task from `resolver`, checks them (ValueError naming the source
+  // and the fix), and when there are several training tasks joins them: waits until every one
+  // is up (register_timeout), then connects the Gloo mesh. Null when the cluster is empty or
+  // has a single training task. `who` names the strategy in errors.
+  static std::unique_ptr<WorkerCluster> join(const ClusterResolver& resolver,
+                                             const CommunicationOptions& options, const char* who);
+  ~WorkerCluster();
+  WorkerCluster(const WorkerCluster&) = delete;
+  WorkerCluster& operator=(const WorkerCluster&) = delete;
+
+  int num_workers() const { return int(task_names_.size()); }
+  int worker_index() const { return worker_index_; }
+  bool is_chief() const { return worker_index_ == 0; }
+  // "chief 0 (host:2222)", "worker 1 (host:2223)".
+  const std::string& task_name(int worker) const { return task_names_.at(size_t(worker)); }
+
+  // One rank per worker, this worker's rank worker_index().
+  std::shared_ptr<Communicator> communicator() const;
+  // Fails the pending collective and every later one with `reason` (another task died).
+  void abort(const std::string& reason);
+  // Posts this worker's fatal error for the whole job (others stop with it), unless an error
+  // is already known; never throws.
+  void report_error(const std::string& message);
+  // The job's error as this worker knows it ("" when none).
+  std::string known_error() const;
+
+ private:
+  WorkerCluster() = default;
+
+  int worker_index_ = 0;
+  std::vector<std::string> task_names_;
+  bool failed_ = false;
+  std::unique_ptr<CoordinationService> service_;
+  std::unique_ptr<CoordinationClient> client_;
+  std::shared_ptr<GlooCommunicator> gloo_;
+};
+
+}  // namespace strata::distribute

@@ -1,0 +1,346 @@
+// MultiWorkerMirroredStrategy across real processes on loopback: each worker is this test binary
+// started again with TF_CONFIG (worker_processes.h) running MultiWorkerChild.Run, which trains
+// under the strategy and writes its final weights and logs; the parent compares them with the
+// same training in one process on the global batch (TensorFlow's multi_worker_test_base idea).
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "distribute/multi_worker_mirrored_strategy.h"
+#include "framework/strategy/replica_context.h"
+#include "support/test_helpers.h"
+#include "tests/distribute/distribute_test_utils.h"
+#include "tests/distribute/worker_processes.h"
+
+namespace strata::testing {
+namespace {
+
+constexpr const char* kScenario = "STRATA_TEST_MWMS_SCENARIO";
+constexpr const char* kOut = "STRATA_TEST_MWMS_OUT";
+constexpr const char* kChildTest = "MultiWorkerChild.Run";
+
+// What a run leaves behind: its weights, per-epoch loss/accuracy and what predict returned.
+struct RunResult {
+  std::vector<std::vector<float>> weights;
+  std::vector<double> loss, accuracy;
+  std::vector<float> predictions;
+};
+
+void write_floats(std::ostream& out, const char* tag, const std::vector<float>& v) {
+  out << tag << " " << v.size();
+  char buf[32];
+  for (float f : v) {
+    std::snprintf(buf, sizeof buf, " %.9g", double(f));
+    out << buf;
+  }
+  out << "\n";
+}
+
+void write_result(const std::string& path, const RunResult& r) {
+  std::ofstream out(path + ".tmp");
+  for (const auto& w : r.weights) write_floats(out, "w", w);
+  write_floats(out, "loss", std::vector<float>(r.loss.begin(), r.loss.end()));
+  write_floats(out, "accuracy", std::vector<float>(r.accuracy.begin(), r.accuracy.end()));
+  write_floats(out, "predictions", r.predictions);
+  out.close();
+  std::rename((path + ".tmp").c_str(), path.c_str());
+}
+
+RunResult read_result(const std::string& path) {
+  RunResult r;
+  std::istringstream in(read_file_text(path));
+  std::string tag;
+  size_t n = 0;
+  while (in >> tag >> n) {
+    std::vector<float> v(n);
+    for (float& f : v) in >> f;
+    if (tag == "w") r.weights.push_back(v);
+    if (tag == "loss") r.loss.assign(v.begin(), v.end());
+    if (tag == "accuracy") r.accuracy.assign(v.begin(), v.end());
+    if (tag == "predictions") r.predictions = v;
+  }
+  return r;
+}
+
+std::vector<std::vector<float>> flat_weights(const Model& model) {
+  std::vector<std::vector<float>> out;
+  for (const Tensor& w : model.get_weights()) out.push_back(w.cast(float32).to_vector<float>());
+  return out;
+}
+
+// The same training everywhere: 96 samples, global batch 24, 2 epochs, SGD with momentum,
+// accuracy; then predict on 50 samples in batches of 24 (a final partial batch).
+constexpr int64_t kSamples = 96, kBatch = 24;
+
+RunResult train_with_fit(distribute::Strategy* strategy) {
+  std::shared_ptr<Sequential> model;
+  {
+    std::optional<distribute::Strategy::Scope> scope;
+    if (strategy) scope.emplace(strategy->scope());
+    model = small_classifier("sgd_momentum");
+  }
+  const ClassifierData d = classifier_data(kSamples);
+  History h = model->fit(d.x, d.y, FitOptions().batch_size(kBatch).epochs(2).verbose(0));
+  RunResult r;
+  r.weights = flat_weights(*model);
+  r.loss = h.history["loss"];
+  r.accuracy = h.history["accuracy"];
+  const ClassifierData p = classifier_data(50, 11);
+  r.predictions = model->predict(p.x, PredictOptions().batch_size(kBatch)).to_vector<float>();
+  return r;
+}
+
+// A custom loop (strategy.run, strategy.reduce, the optimizer's own all-reduce): 40 samples in
+// global batches of 16 (16, 16, 8); loss = the global batch's mean.
+RunResult train_custom_loop(distribute::Strategy* strategy) {
+  distribute::Strategy& s = strategy ? *strategy : *distribute::get_strategy();
+  std::shared_ptr<Sequential> model;
+  std::shared_ptr<optimizers::Optimizer> opt;
+  {
+    std::optional<distribute::Strategy::Scope> scope;
+    if (strategy) scope.emplace(strategy->scope());
+    model = small_classifier();
+    opt = std::make_shared<optimizers::SGD>(0.1, 0.9);
+  }
+  const ClassifierData d = classifier_data(40, 3);
+  const data::Dataset ds = data::Dataset::from_tensor_slices({d.x, d.y}).batch(16);
+  const losses::SparseCategoricalCrossentropy per_sample(true, losses::Reduction::kNone);
+  RunResult r;
+  auto it = s.experimental_distribute_dataset(ds).make_iterator();
+  while (std::optional<distribute::DistributedBatch> batch = it->next()) {
+    const distribute::PerReplica losses = s.run(
+        [&](const data::Element& b) {
+          distribute::ReplicaContext* replica = distribute::current_replica_context();
+          const double fraction = replica ? replica->batch_fraction() : 1.0;
+          GradientTape tape;
+          const Tensor loss = reduce_mean(per_sample(b[1], (*model)(b[0], true))) * fraction;
+          const std::vector<VariablePtr> vars = model->trainable_variables();
+          opt->apply_gradients(tape.gradient(loss, vars), vars);
+          return loss;
+        },
+        *batch);
+    r.loss.push_back(s.reduce(ReduceOp::kSum, losses).item<double>());
+  }
+  r.weights = flat_weights(*model);
+  return r;
+}
+
+// Records each finished epoch in a file, so the parent knows training is under way.
+class EpochMarker final : public Callback {
+ public:
+  explicit EpochMarker(std::string path) : path_(std::move(path)) {}
+  void on_epoch_end(int epoch, const Logs&) override {
+    std::ofstream(path_) << epoch << "\n";
+  }
+
+ private:
+  std::string path_;
+};
+
+distribute::CommunicationOptions test_options() {
+  return distribute::CommunicationOptions().timeout_seconds(30).heartbeat_timeout_seconds(3)
+      .register_timeout_seconds(40);
+}
+
+// ---- the child: one worker of the job ----
+
+TEST(MultiWorkerChild, Run) {
+  const char* scenario = std::getenv(kScenario);
+  if (scenario == nullptr) GTEST_SKIP() << "runs as a worker process of MultiWorkerMirrored tests";
+  const std::string out = std::getenv(kOut);
+  auto strategy = std::make_shared<distribute::MultiWorkerMirroredStrategy>(nullptr, test_options());
+  const std::string what = scenario;
+  if (what == "fit") {
+    write_result(out, train_with_fit(strategy.get()));
+  } else if (what == "custom") {
+    write_result(out, train_custom_loop(strategy.get()));
+  } else if (what == "long") {
+    std::shared_ptr<Sequential> model;
+    {
+      auto scope = strategy->scope();
+      model = small_classifier("sgd_momentum");
+    }
+    const ClassifierData d = classifier_data(kSamples);
+    model->fit(d.x, d.y, FitOptions().batch_size(kBatch).epochs(100000).verbose(0).callbacks(
+                             {std::make_shared<EpochMarker>(out)}));
+  } else {
+    FAIL() << "unknown scenario " << what;
+  }
+}
+
+// ---- the tests ----
+
+class MultiWorkerMirrored : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "mwms_" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
+           std::to_string(getpid());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string out(int w) const { return dir_ + "/out_" + std::to_string(w); }
+  std::string log(int w) const { return dir_ + "/log_" + std::to_string(w); }
+
+  // Starts worker w of `configs` with `scenario`.
+  int start(WorkerProcesses& job, const std::vector<std::string>& configs, int w,
+            const std::string& scenario) {
+    return job.start(kChildTest,
+                     {"TF_CONFIG=" + configs[size_t(w)], std::string(kScenario) + "=" + scenario,
+                      std::string(kOut) + "=" + out(w)},
+                     log(w));
+  }
+
+  // Runs `workers` workers of `scenario` to the end; each must succeed.
+  std::vector<RunResult> run_job(int workers, const std::string& scenario) {
+    WorkerProcesses job;
+    const std::vector<std::string> configs = tf_configs(workers);
+    for (int w = 0; w < workers; ++w) start(job, configs, w, scenario);
+    std::vector<RunResult> results;
+    for (int w = 0; w < workers; ++w) {
+      const ChildExit e = job.wait(w, 120);
+      EXPECT_TRUE(e.exited && e.code == 0) << "worker " << w << " failed:\n" << job.log(w);
+      results.push_back(read_result(out(w)));
+    }
+    return results;
+  }
+
+  std::string dir_;
+};
+
+void expect_same_run(const RunResult& got, const RunResult& want, const std::string& who) {
+  SCOPED_TRACE(who);
+  ASSERT_EQ(got.weights.size(), want.weights.size());
+  for (size_t w = 0; w < want.weights.size(); ++w) {
+    ASSERT_EQ(got.weights[w].size(), want.weights[w].size());
+    for (size_t i = 0; i < want.weights[w].size(); ++i) {
+      ASSERT_NEAR(got.weights[w][i], want.weights[w][i], 1e-6 + 1e-5 * std::fabs(want.weights[w][i]))
+          << "weight " << w << " element " << i;
+    }
+  }
+  ASSERT_EQ(got.loss.size(), want.loss.size());
+  for (size_t i = 0; i < want.loss.size(); ++i) EXPECT_NEAR(got.loss[i], want.loss[i], 1e-5 * std::fabs(want.loss[i]) + 1e-6);
+  ASSERT_EQ(got.accuracy.size(), want.accuracy.size());
+  for (size_t i = 0; i < want.accuracy.size(); ++i) EXPECT_NEAR(got.accuracy[i], want.accuracy[i], 1e-6);
+  ASSERT_EQ(got.predictions.size(), want.predictions.size());
+  for (size_t i = 0; i < want.predictions.size(); ++i) {
+    ASSERT_NEAR(got.predictions[i], want.predictions[i], 1e-4 + 1e-4 * std::fabs(want.predictions[i]));
+  }
+}
+
+TEST_F(MultiWorkerMirrored, TwoWorkersFitLikeOneProcessOnTheGlobalBatch) {
+  const RunResult reference = train_with_fit(nullptr);
+  ASSERT_EQ(reference.accuracy.size(), 2u);
+  const std::vector<RunResult> workers = run_job(2, "fit");
+  for (size_t w = 0; w < workers.size(); ++w) expect_same_run(workers[w], reference, "worker " + std::to_string(w));
+}
+
+TEST_F(MultiWorkerMirrored, ThreeWorkersFitLikeOneProcessOnTheGlobalBatch) {
+  const RunResult reference = train_with_fit(nullptr);
+  const std::vector<RunResult> workers = run_job(3, "fit");
+  for (size_t w = 0; w < workers.size(); ++w) expect_same_run(workers[w], reference, "worker " + std::to_string(w));
+}
+
+TEST_F(MultiWorkerMirrored, TwoWorkersCustomLoopLikeOneProcess) {
+  const RunResult reference = train_custom_loop(nullptr);
+  ASSERT_EQ(reference.loss.size(), 3u);
+  const std::vector<RunResult> workers = run_job(2, "custom");
+  for (size_t w = 0; w < workers.size(); ++w) expect_same_run(workers[w], reference, "worker " + std::to_string(w));
+}
+
+TEST_F(MultiWorkerMirrored, WorkersStartedInReverseOrderFiveSecondsApart) {
+  const RunResult reference = train_with_fit(nullptr);
+  WorkerProcesses job;
+  const std::vector<std::string> configs = tf_configs(2);
+  start(job, configs, 1, "fit");  // the chief (worker 0, host of the service) comes last
+  std::this_thread::sleep_for(std::chrono::seconds(5));
+  start(job, configs, 0, "fit");
+  for (int slot = 0; slot < 2; ++slot) {
+    const ChildExit e = job.wait(slot, 120);
+    EXPECT_TRUE(e.exited && e.code == 0) << job.log(slot);
+  }
+  expect_same_run(read_result(out(0)), reference, "worker 0");
+  expect_same_run(read_result(out(1)), reference, "worker 1");
+}
+
+TEST_F(MultiWorkerMirrored, KilledWorkerMakesTheOthersFailNamingIt) {
+  WorkerProcesses job;
+  const std::vector<std::string> configs = tf_configs(3);
+  for (int w = 0; w < 3; ++w) start(job, configs, w, "long");
+  // Training is under way once worker 0 finished an epoch.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (read_file_text(out(0)).empty() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_FALSE(read_file_text(out(0)).empty()) << job.log(0);
+  job.kill(2, SIGKILL);
+  for (int w : {0, 1}) {
+    const ChildExit e = job.wait(w, 30);
+    EXPECT_TRUE(e.exited) << "worker " << w << " did not stop within 30 s of worker 2's death\n" << job.log(w);
+    EXPECT_NE(e.code, 0);
+    EXPECT_NE(job.log(w).find("worker 2 (localhost:"), std::string::npos) << job.log(w);
+  }
+}
+
+TEST_F(MultiWorkerMirrored, MissingWorkerIsNamedAfterTheRegisterTimeout) {
+  // Worker 1 never starts: worker 0 gives up after register_timeout, naming it.
+  WorkerProcesses job;
+  const std::vector<std::string> configs = tf_configs(2);
+  job.start(kChildTest,
+            {"TF_CONFIG=" + configs[0], std::string(kScenario) + "=fit",
+             std::string(kOut) + "=" + out(0)},
+            log(0));
+  const ChildExit e = job.wait(0, 90);
+  EXPECT_TRUE(e.exited) << job.log(0);
+  EXPECT_NE(e.code, 0);
+  EXPECT_NE(job.log(0).find("worker 1 (localhost:"), std::string::npos) << job.log(0);
+}
+
+TEST(MultiWorkerMirroredSingle, OneWorkerOrNoClusterBehavesAsMirrored) {
+  config::set_logical_cpu_devices(2);
+  // A cluster of one worker: no coordination, the local devices only.
+  distribute::ClusterSpec spec(std::map<std::string, std::vector<std::string>>{{"worker", {"localhost:1"}}});
+  auto resolver = std::make_shared<distribute::SimpleClusterResolver>(
+      spec, distribute::SimpleClusterResolverOptions().task_type("worker").task_id(0));
+  distribute::MultiWorkerMirroredStrategy strategy(resolver, {}, cpus(2));
+  EXPECT_EQ(strategy.num_workers(), 1);
+  EXPECT_EQ(strategy.num_replicas_in_sync(), 2);
+  EXPECT_TRUE(strategy.is_chief());
+  distribute::MirroredStrategy mirrored(cpus(2));
+  const ClassifierData d = classifier_data(48);
+  std::vector<std::vector<float>> got, want;
+  for (distribute::Strategy* s : {static_cast<distribute::Strategy*>(&strategy),
+                                  static_cast<distribute::Strategy*>(&mirrored)}) {
+    std::shared_ptr<Sequential> model;
+    {
+      auto scope = s->scope();
+      model = small_classifier();
+    }
+    model->fit(d.x, d.y, FitOptions().batch_size(16).epochs(1).verbose(0));
+    (s == &strategy ? got : want) = flat_weights(*model);
+  }
+  EXPECT_EQ(got, want);
+  config::set_logical_cpu_devices(1);
+}
+
+TEST(MultiWorkerMirroredSingle, TasksOutsideTheTrainingClusterAreRefused) {
+  distribute::ClusterSpec spec(std::map<std::string, std::vector<std::string>>{
+      {"worker", {"localhost:1", "localhost:2"}}, {"ps", {"localhost:3"}}});
+  auto ps = std::make_shared<distribute::SimpleClusterResolver>(
+      spec, distribute::SimpleClusterResolverOptions().task_type("ps").task_id(0));
+  expect_error<ValueError>([&] { distribute::MultiWorkerMirroredStrategy s(ps); },
+                                 {"ps 0", "ParameterServerStrategy"});
+  expect_error<ValueError>(
+      [&] {
+        distribute::MultiWorkerMirroredStrategy s(
+            nullptr, distribute::CommunicationOptions().timeout_seconds(0));
+      },
+      {"timeout_seconds", "> 0"});
+}
+
+}  // namespace
+}  // namespace strata::testing

@@ -1,0 +1,142 @@
+// Test-only: the processes of a multi-worker job on this machine. Each worker is this test binary
+// started again (posix_spawn, not fork: this process is multi-threaded) running one child test
+// that does its work only when the scenario variable is set, with TF_CONFIG naming its task in a
+// cluster of free loopback ports. Every wait is bounded; a test's destructor kills what is left.
+#pragma once
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace strata::testing {
+
+// A loopback port nobody listens on now (the kernel's choice for port 0).
+inline int free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = 0;
+  socklen_t len = sizeof a;
+  int port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
+    port = ntohs(a.sin_port);
+  }
+  close(fd);
+  return port;
+}
+
+// TF_CONFIG for `workers` workers on free loopback ports, one string per task.
+inline std::vector<std::string> tf_configs(int workers) {
+  std::string list;
+  for (int w = 0; w < workers; ++w) {
+    list += std::string(w ? ", " : "") + "\"localhost:" + std::to_string(free_port()) + "\"";
+  }
+  std::vector<std::string> out;
+  for (int w = 0; w < workers; ++w) {
+    out.push_back("{\"cluster\": {\"worker\": [" + list + "]}, \"task\": {\"type\": \"worker\", "
+                  "\"index\": " + std::to_string(w) + "}}");
+  }
+  return out;
+}
+
+inline std::string read_file_text(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+struct ChildExit {
+  bool exited = false;   // false: killed by a signal, or still running at the deadline
+  int code = -1;
+  int signal = 0;
+  double seconds = 0;    // from wait_child's call to the end
+};
+
+class WorkerProcesses {
+ public:
+  ~WorkerProcesses() {
+    for (pid_t p : pids_) {
+      if (p > 0) {
+        ::kill(p, SIGKILL);
+        waitpid(p, nullptr, 0);
+      }
+    }
+  }
+
+  // Starts `test` with `env` (NAME=value, ahead of this environment) and its output in `log`;
+  // returns the worker's slot.
+  int start(const std::string& test, std::vector<std::string> env, const std::string& log) {
+    std::vector<char*> envp;
+    env.push_back("OMP_WAIT_POLICY=PASSIVE");
+    env.push_back("STRATA_NUM_THREADS=1");
+    for (std::string& v : env) envp.push_back(v.data());
+    for (char** e = environ; *e != nullptr; ++e) envp.push_back(*e);
+    envp.push_back(nullptr);
+    std::string exe = std::filesystem::read_symlink("/proc/self/exe").string();
+    std::string filter = "--gtest_filter=" + test;
+    char* argv[] = {exe.data(), filter.data(), nullptr};
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    pid_t child = -1;
+    if (posix_spawn(&child, exe.c_str(), &actions, nullptr, argv, envp.data()) != 0) child = -1;
+    posix_spawn_file_actions_destroy(&actions);
+    pids_.push_back(child);
+    logs_.push_back(log);
+    return int(pids_.size()) - 1;
+  }
+
+  void kill(int slot, int sig = SIGKILL) {
+    if (pids_[size_t(slot)] > 0) ::kill(pids_[size_t(slot)], sig);
+  }
+
+  // Waits up to `timeout_s` for the worker; kills it (and reports it as not exited) after that.
+  ChildExit wait(int slot, double timeout_s) {
+    ChildExit out;
+    const auto start = std::chrono::steady_clock::now();
+    pid_t& pid = pids_[size_t(slot)];
+    if (pid <= 0) return out;
+    int status = 0;
+    for (;;) {
+      const pid_t done = waitpid(pid, &status, WNOHANG);
+      out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (done == pid) break;
+      if (out.seconds > timeout_s) {
+        ::kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        pid = -1;
+        return out;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    pid = -1;
+    out.exited = WIFEXITED(status);
+    out.code = out.exited ? WEXITSTATUS(status) : -1;
+    out.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    return out;
+  }
+
+  std::string log(int slot) const { return read_file_text(logs_[size_t(slot)]); }
+
+ private:
+  std::vector<pid_t> pids_;
+  std::vector<std::string> logs_;
+};
+
+}  // namespace strata::testing
