@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -83,9 +84,14 @@ inline std::shared_ptr<strata::distribute::Strategy> make_strategy(
   }
   if (name == "central_storage") return std::make_shared<distribute::CentralStorageStrategy>(devices);
   if (name == "multi_worker_mirrored") {
-    // The cluster and this task's role come from TF_CONFIG; this waits for every worker.
+    // The cluster and this task's role come from TF_CONFIG, or inside a Slurm step without it
+    // from Slurm's variables; this waits for every worker.
+    std::shared_ptr<distribute::ClusterResolver> resolver;
+    if (std::getenv("TF_CONFIG") == nullptr && std::getenv("SLURM_PROCID") != nullptr) {
+      resolver = std::make_shared<distribute::SlurmClusterResolver>();
+    }
     return std::make_shared<distribute::MultiWorkerMirroredStrategy>(
-        nullptr, distribute::CommunicationOptions(), devices);
+        resolver, distribute::CommunicationOptions(), devices);
   }
   return std::make_shared<distribute::MirroredStrategy>(devices, std::move(cross_device_ops));
 }
