@@ -6,7 +6,6 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <future>
@@ -37,7 +36,7 @@ std::vector<CoordinationTask> workers(int n) {
 CoordinationOptions fast_options() {
   CoordinationOptions options;
   options.heartbeat_interval = 100ms;
-  options.heartbeat_timeout = 5000ms;   // generous: sanitizer builds on a loaded machine
+  options.heartbeat_timeout = 5000ms;  // generous: sanitizer builds on a loaded machine
   options.register_timeout = 20000ms;
   options.shutdown_timeout = 20000ms;
   options.rpc_timeout = 10000ms;
@@ -97,7 +96,8 @@ struct Job {
 };
 
 TEST(CoordinationService, TaskNames) {
-  EXPECT_EQ((CoordinationTask{"worker", 2, "localhost:20002"}.name()), "worker 2 (localhost:20002)");
+  EXPECT_EQ((CoordinationTask{"worker", 2, "localhost:20002"}.name()),
+            "worker 2 (localhost:20002)");
   EXPECT_EQ((CoordinationTask{"chief", 0, ""}.name()), "chief 0");
 }
 
@@ -108,11 +108,11 @@ TEST(CoordinationService, SetGetAcrossClients) {
   EXPECT_EQ(job.clients[1]->get("greeting", 5s), "hello");
   EXPECT_EQ(job.clients[1]->try_get("greeting"), "hello");
   EXPECT_EQ(job.clients[1]->try_get("missing"), std::nullopt);
-  job.clients[1]->set("greeting", "again");   // overwrites
+  job.clients[1]->set("greeting", "again");  // overwrites
   EXPECT_EQ(job.clients[0]->get("greeting", 5s), "again");
   job.clients[0]->erase("greeting");
   EXPECT_EQ(job.clients[1]->try_get("greeting"), std::nullopt);
-  job.clients[0]->erase("greeting");   // erasing an unset key does nothing
+  job.clients[0]->erase("greeting");  // erasing an unset key does nothing
 }
 
 TEST(CoordinationService, GetBlocksUntilAnotherClientSets) {
@@ -156,7 +156,7 @@ TEST(CoordinationService, AddIsAtomicAcrossThreads) {
     for (int64_t v : r.get()) all.insert(v);
   }
   const int64_t total = 2 * kThreadsPerClient * kAdds;
-  EXPECT_EQ(int64_t(all.size()), total);   // every add saw a value of its own
+  EXPECT_EQ(int64_t(all.size()), total);  // every add saw a value of its own
   EXPECT_EQ(*all.begin(), 1);
   EXPECT_EQ(*all.rbegin(), total);
   EXPECT_EQ(job.clients[0]->add("counter", -total), 0);
@@ -179,7 +179,7 @@ TEST(CoordinationService, BinaryValues) {
 TEST(CoordinationService, BarrierWithThreeClients) {
   Job job(3);
   job.connect_all();
-  for (int round = 0; round < 2; ++round) {   // the same id again once it completed
+  for (int round = 0; round < 2; ++round) {  // the same id again once it completed
     std::vector<std::future<void>> done;
     for (auto& c : job.clients) {
       done.push_back(std::async(std::launch::async, [&c] { c->barrier("epoch", 10s); }));
@@ -199,7 +199,8 @@ TEST(CoordinationService, BarrierTimeoutNamesExactlyTheMissingTask) {
   });
   const std::string message = error_of([&] { job.clients[1]->barrier("sync", 500ms); });
   EXPECT_TRUE(contains(message, "barrier 'sync' timed out after 500 ms")) << message;
-  EXPECT_TRUE(contains(message, "1 of 3 tasks did not reach it: worker 2 (localhost:20002).")) << message;
+  EXPECT_TRUE(contains(message, "1 of 3 tasks did not reach it: worker 2 (localhost:20002)."))
+      << message;
   EXPECT_FALSE(contains(message, "worker 0")) << message;
   EXPECT_FALSE(contains(message, "worker 1")) << message;
   EXPECT_EQ(first.get(), message);
@@ -218,7 +219,8 @@ TEST(CoordinationService, ClientsConnectBeforeTheServiceStarts) {
   std::vector<std::unique_ptr<CoordinationClient>> clients;
   std::vector<std::future<void>> connected;
   for (int i = 0; i < 2; ++i) {
-    clients.push_back(std::make_unique<CoordinationClient>(address, tasks[i], tasks, fast_options()));
+    clients.push_back(
+        std::make_unique<CoordinationClient>(address, tasks[i], tasks, fast_options()));
     connected.push_back(std::async(std::launch::async, [&c = *clients.back()] { c.connect(); }));
   }
   std::this_thread::sleep_for(1s);
@@ -235,10 +237,11 @@ TEST(CoordinationService, ConnectTimeoutNamesTheMissingTask) {
   CoordinationOptions options = fast_options();
   options.register_timeout = 700ms;
   Job job(3, options);
-  job.clients.pop_back();   // worker 2 never starts
+  job.clients.pop_back();  // worker 2 never starts
   std::vector<std::future<std::string>> errors;
   for (auto& c : job.clients) {
-    errors.push_back(std::async(std::launch::async, [&c] { return error_of([&] { c->connect(); }); }));
+    errors.push_back(
+        std::async(std::launch::async, [&c] { return error_of([&] { c->connect(); }); }));
   }
   for (auto& e : errors) {
     ASSERT_EQ(e.wait_for(10s), std::future_status::ready);
@@ -272,13 +275,11 @@ TEST(CoordinationService, ReportedErrorReachesEveryClient) {
   job.connect_all();
   std::promise<std::string> callback_message;
   job.clients[2]->set_error_callback([&](const std::string& m) { callback_message.set_value(m); });
-  auto pending_barrier = std::async(std::launch::async, [&] {
-    return error_of([&] { job.clients[0]->barrier("never", 60s); });
-  });
-  auto pending_get = std::async(std::launch::async, [&] {
-    return error_of([&] { job.clients[2]->get("never", 60s); });
-  });
-  std::this_thread::sleep_for(300ms);   // both parked on the service
+  auto pending_barrier = std::async(
+      std::launch::async, [&] { return error_of([&] { job.clients[0]->barrier("never", 60s); }); });
+  auto pending_get = std::async(
+      std::launch::async, [&] { return error_of([&] { job.clients[2]->get("never", 60s); }); });
+  std::this_thread::sleep_for(300ms);  // both parked on the service
   const auto posted_at = Clock::now();
   job.clients[1]->report_error("out of disk space");
   const std::string posted = "worker 1 (localhost:20001) reported an error: out of disk space";
@@ -294,7 +295,7 @@ TEST(CoordinationService, ReportedErrorReachesEveryClient) {
     EXPECT_TRUE(eventually([&] { return c->posted_error() == posted; }, 5s)) << c->self().name();
   }
   EXPECT_TRUE(contains(error_of([&] { job.clients[0]->set("k", "v"); }), posted));
-  job.clients[0]->report_error("a consequence");   // the first error stays the job's
+  job.clients[0]->report_error("a consequence");  // the first error stays the job's
   EXPECT_EQ(job.clients[0]->posted_error(), posted);
 }
 
@@ -305,7 +306,7 @@ TEST(CoordinationService, SilentTaskIsReportedDead) {
   job.connect_all();
   std::promise<std::string> callback_message;
   job.clients[0]->set_error_callback([&](const std::string& m) { callback_message.set_value(m); });
-  job.clients[1].reset();   // gone without shutdown(): no more heartbeats
+  job.clients[1].reset();  // gone without shutdown(): no more heartbeats
   auto callback = callback_message.get_future();
   ASSERT_EQ(callback.wait_for(10s), std::future_status::ready);
   const std::string message = callback.get();
@@ -317,7 +318,7 @@ TEST(CoordinationService, SilentTaskIsReportedDead) {
 TEST(CoordinationService, RestartedTaskIsReported) {
   Job job(2);
   job.connect_all();
-  auto restarted = job.client(1);   // a new process for worker 1: a new incarnation
+  auto restarted = job.client(1);  // a new process for worker 1: a new incarnation
   EXPECT_NE(restarted->incarnation(), job.clients[1]->incarnation());
   const std::string message = error_of([&] { restarted->connect(); });
   EXPECT_TRUE(contains(message, "worker 1 (localhost:20001) restarted")) << message;
@@ -336,7 +337,7 @@ TEST(CoordinationService, OversizedRequestsAreRefused) {
   Job job(2, options);
   CoordinationOptions larger = options;
   larger.max_message_bytes = 1 << 20;
-  job.clients[1] = job.client(1, larger);   // misconfigured: allows more than the service
+  job.clients[1] = job.client(1, larger);  // misconfigured: allows more than the service
   job.connect_all();
   const std::string big(100 << 10, 'x');
   // Refused by the client itself, naming the limit ...
@@ -346,7 +347,7 @@ TEST(CoordinationService, OversizedRequestsAreRefused) {
   // ... or by the service.
   const std::string remote = error_of([&] { job.clients[1]->set("big", big); });
   EXPECT_TRUE(contains(remote, "set('big'): the request was refused as too large")) << remote;
-  job.clients[1]->set("small", "fine");   // the service is still fine
+  job.clients[1]->set("small", "fine");  // the service is still fine
   EXPECT_EQ(job.clients[0]->get("small", 5s), "fine");
 }
 
@@ -358,8 +359,8 @@ TEST(CoordinationService, InvalidRequestsAreRefused) {
   EXPECT_TRUE(contains(error_of([&] { job.clients[0]->set("k", "v"); }), "call connect() first"));
   job.connect_all();
   EXPECT_TRUE(contains(error_of([&] { job.clients[0]->set("", "v"); }), "the key is empty"));
-  EXPECT_TRUE(contains(error_of([&] { job.clients[0]->barrier("strata/connect", 1s); }),
-                       "reserved"));
+  EXPECT_TRUE(
+      contains(error_of([&] { job.clients[0]->barrier("strata/connect", 1s); }), "reserved"));
   EXPECT_TRUE(contains(error_of([&] { job.clients[0]->barrier("", 1s); }), "the id is empty"));
 }
 
@@ -381,7 +382,7 @@ TEST(CoordinationService, ShutdownBarrier) {
     ASSERT_EQ(d.wait_for(15s), std::future_status::ready);
     d.get();
   }
-  job.service.reset();   // the service may go now: nobody reports it
+  job.service.reset();  // the service may go now: nobody reports it
   std::this_thread::sleep_for(300ms);
   for (auto& c : job.clients) EXPECT_EQ(c->posted_error(), std::nullopt);
 }
@@ -400,7 +401,7 @@ TEST(CoordinationService, ServiceGoneIsReported) {
   options.heartbeat_timeout = 1000ms;
   Job job(2, options);
   job.connect_all();
-  job.service.reset();   // the chief died
+  job.service.reset();  // the chief died
   EXPECT_TRUE(eventually(
       [&] {
         auto error = job.clients[1]->posted_error();
@@ -430,7 +431,8 @@ TEST(CoordinationService, AcrossProcesses) {
   auto service = CoordinationService::start("127.0.0.1:0", tasks, fast_options());
   const std::string address = "127.0.0.1:" + std::to_string(service->port());
 
-  const std::string self = "/proc/self/exe", filter = "--gtest_filter=CoordinationChildProcess.Worker";
+  const std::string self = "/proc/self/exe",
+                    filter = "--gtest_filter=CoordinationChildProcess.Worker";
   std::vector<std::string> env_strings;
   for (char** e = environ; *e; ++e) env_strings.push_back(*e);
   env_strings.push_back("STRATA_TEST_COORDINATION_ADDRESS=" + address);
