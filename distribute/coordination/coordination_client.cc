@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "distribute/coordination/coordination.grpc.pb.h"
-#include "distribute/coordination/coordination_state.h"
+#include "distribute/coordination/reserved_barriers.h"
 
 namespace strata::distribute {
 

@@ -23,15 +23,11 @@
 #include "distribute/coordination/coordination.pb.h"
 #include "distribute/coordination/coordination_options.h"
 #include "distribute/coordination/coordination_task.h"
+#include "distribute/coordination/reserved_barriers.h"
 
 namespace strata::distribute::coordination_internal {
 
 namespace pb = ::strata::distribute::coordination_pb;
-
-// Barrier ids the client uses for connect() and shutdown(); user barriers may not start with
-// "strata/" (the client refuses them).
-inline constexpr const char* kConnectBarrier = "strata/connect";
-inline constexpr const char* kShutdownBarrier = "strata/shutdown";
 
 class CoordinationState {
  public:
