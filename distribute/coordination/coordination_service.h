@@ -1,0 +1,44 @@
+// CoordinationService: what the coordinator task (chief 0, else master 0, else worker 0) of a
+// multi-process job serves over gRPC for every task's CoordinationClient (TensorFlow's
+// coordination service): the key-value store the collectives meet through, barriers, heartbeats,
+// the job's one fatal error, and the shutdown barrier. Every wait it parks ends: when its key is
+// set or its barrier complete, at its timeout (naming the key or the missing tasks), when an
+// error is posted, or when the service stops.
+//
+// gRPC stays behind the pointer: this header includes neither gRPC nor protobuf.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "distribute/coordination/coordination_options.h"
+#include "distribute/coordination/coordination_task.h"
+#include "distribute/coordination/key_value_store.h"
+
+namespace strata::distribute {
+
+class CoordinationService {
+ public:
+  // Serves on bind_address ("host:port", "[::1]:port"; port 0 = a free port) for `tasks`, every
+  // task that will register. CoordinationError naming the address and the fix when it cannot
+  // bind (the port is taken, or the host is not this machine's).
+  static std::unique_ptr<CoordinationService> start(const std::string& bind_address,
+                                                    std::vector<CoordinationTask> tasks,
+                                                    CoordinationOptions options = {});
+  // The port bound (the one chosen for port 0).
+  int port() const;
+  // Stops serving: calls still waiting fail with UNAVAILABLE, "the coordination service is
+  // stopping", which clients report as such.
+  ~CoordinationService();
+
+  CoordinationService(const CoordinationService&) = delete;
+  CoordinationService& operator=(const CoordinationService&) = delete;
+
+ private:
+  struct Impl;
+  explicit CoordinationService(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace strata::distribute

@@ -1,0 +1,471 @@
+// The coordination service over real gRPC on 127.0.0.1 (port 0: a free port per test): the
+// key-value store, barriers, connect, errors posted and detected, shutdown; one test across two
+// processes. Every wait in these tests is bounded; a failure names what it waited for.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <future>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "distribute/coordination/coordination_client.h"
+#include "distribute/coordination/coordination_service.h"
+
+extern char** environ;
+
+namespace strata::distribute {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+// worker 0..n-1; the addresses only name the tasks (clients dial the service's real port).
+std::vector<CoordinationTask> workers(int n) {
+  std::vector<CoordinationTask> tasks;
+  for (int i = 0; i < n; ++i) tasks.push_back({"worker", i, "localhost:2000" + std::to_string(i)});
+  return tasks;
+}
+
+CoordinationOptions fast_options() {
+  CoordinationOptions options;
+  options.heartbeat_interval = 100ms;
+  options.heartbeat_timeout = 5000ms;  // generous: sanitizer builds on a loaded machine
+  options.register_timeout = 20000ms;
+  options.shutdown_timeout = 20000ms;
+  options.rpc_timeout = 10000ms;
+  return options;
+}
+
+// The message of the CoordinationError `f` throws ("" and a test failure when it does not).
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const CoordinationError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected a CoordinationError";
+  return "";
+}
+
+template <class Pred>
+bool eventually(Pred&& pred, std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  while (Clock::now() < deadline) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(20ms);
+  }
+  return pred();
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// A service for `n` workers and one client per worker, not yet connected.
+struct Job {
+  explicit Job(int n, CoordinationOptions opts = fast_options())
+      : tasks(workers(n)), options(opts) {
+    service = CoordinationService::start("127.0.0.1:0", tasks, options);
+    address = "127.0.0.1:" + std::to_string(service->port());
+    for (int i = 0; i < n; ++i) clients.push_back(client(i));
+  }
+  std::unique_ptr<CoordinationClient> client(int i, CoordinationOptions opts) const {
+    return std::make_unique<CoordinationClient>(address, tasks[i], tasks, opts);
+  }
+  std::unique_ptr<CoordinationClient> client(int i) const { return client(i, options); }
+  // connect() returns once every task registered: each client connects on its own thread.
+  void connect_all() {
+    std::vector<std::future<void>> done;
+    for (auto& c : clients) done.push_back(std::async(std::launch::async, [&c] { c->connect(); }));
+    for (auto& d : done) d.get();
+  }
+
+  std::vector<CoordinationTask> tasks;
+  CoordinationOptions options;
+  std::unique_ptr<CoordinationService> service;
+  std::string address;
+  std::vector<std::unique_ptr<CoordinationClient>> clients;
+};
+
+TEST(CoordinationService, TaskNames) {
+  EXPECT_EQ((CoordinationTask{"worker", 2, "localhost:20002"}.name()),
+            "worker 2 (localhost:20002)");
+  EXPECT_EQ((CoordinationTask{"chief", 0, ""}.name()), "chief 0");
+}
+
+TEST(CoordinationService, SetGetAcrossClients) {
+  Job job(2);
+  job.connect_all();
+  job.clients[0]->set("greeting", "hello");
+  EXPECT_EQ(job.clients[1]->get("greeting", 5s), "hello");
+  EXPECT_EQ(job.clients[1]->try_get("greeting"), "hello");
+  EXPECT_EQ(job.clients[1]->try_get("missing"), std::nullopt);
+  job.clients[1]->set("greeting", "again");  // overwrites
+  EXPECT_EQ(job.clients[0]->get("greeting", 5s), "again");
+  job.clients[0]->erase("greeting");
+  EXPECT_EQ(job.clients[1]->try_get("greeting"), std::nullopt);
+  job.clients[0]->erase("greeting");  // erasing an unset key does nothing
+}
+
+TEST(CoordinationService, GetBlocksUntilAnotherClientSets) {
+  Job job(2);
+  job.connect_all();
+  const auto start = Clock::now();
+  auto value = std::async(std::launch::async, [&] { return job.clients[1]->get("late", 20s); });
+  std::this_thread::sleep_for(300ms);
+  job.clients[0]->set("late", "here");
+  ASSERT_EQ(value.wait_for(10s), std::future_status::ready);
+  EXPECT_EQ(value.get(), "here");
+  EXPECT_GE(Clock::now() - start, 300ms);
+}
+
+TEST(CoordinationService, GetTimeoutNamesTheKey) {
+  Job job(2);
+  job.connect_all();
+  const auto start = Clock::now();
+  const std::string message = error_of([&] { job.clients[0]->get("gloo/rank_1", 300ms); });
+  EXPECT_TRUE(contains(message, "get('gloo/rank_1') timed out after 300 ms")) << message;
+  EXPECT_GE(Clock::now() - start, 300ms);
+  EXPECT_LT(Clock::now() - start, 5s);
+}
+
+TEST(CoordinationService, AddIsAtomicAcrossThreads) {
+  Job job(2);
+  job.connect_all();
+  constexpr int kThreadsPerClient = 3, kAdds = 40;
+  std::vector<std::future<std::vector<int64_t>>> results;
+  for (auto& client : job.clients) {
+    for (int t = 0; t < kThreadsPerClient; ++t) {
+      results.push_back(std::async(std::launch::async, [&client] {
+        std::vector<int64_t> seen;
+        for (int i = 0; i < kAdds; ++i) seen.push_back(client->add("counter", 1));
+        return seen;
+      }));
+    }
+  }
+  std::set<int64_t> all;
+  for (auto& r : results) {
+    for (int64_t v : r.get()) all.insert(v);
+  }
+  const int64_t total = 2 * kThreadsPerClient * kAdds;
+  EXPECT_EQ(int64_t(all.size()), total);  // every add saw a value of its own
+  EXPECT_EQ(*all.begin(), 1);
+  EXPECT_EQ(*all.rbegin(), total);
+  EXPECT_EQ(job.clients[0]->add("counter", -total), 0);
+  EXPECT_EQ(job.clients[1]->get("counter", 1s), "0");
+  job.clients[0]->set("text", "not a number");
+  EXPECT_TRUE(contains(error_of([&] { job.clients[0]->add("text", 1); }), "not a decimal"));
+}
+
+TEST(CoordinationService, BinaryValues) {
+  Job job(2);
+  job.connect_all();
+  std::string bytes;
+  for (int i = 0; i < 256; ++i) bytes.push_back(char(i));
+  bytes += std::string("\0\0tail", 6);
+  job.clients[0]->set("address", bytes);
+  EXPECT_EQ(job.clients[1]->get("address", 5s), bytes);
+  EXPECT_EQ(job.clients[1]->try_get("address"), bytes);
+}
+
+TEST(CoordinationService, BarrierWithThreeClients) {
+  Job job(3);
+  job.connect_all();
+  for (int round = 0; round < 2; ++round) {  // the same id again once it completed
+    std::vector<std::future<void>> done;
+    for (auto& c : job.clients) {
+      done.push_back(std::async(std::launch::async, [&c] { c->barrier("epoch", 10s); }));
+    }
+    for (auto& d : done) {
+      ASSERT_EQ(d.wait_for(15s), std::future_status::ready);
+      d.get();
+    }
+  }
+}
+
+TEST(CoordinationService, BarrierTimeoutNamesExactlyTheMissingTask) {
+  Job job(3);
+  job.connect_all();
+  auto first = std::async(std::launch::async, [&] {
+    return error_of([&] { job.clients[0]->barrier("sync", 500ms); });
+  });
+  const std::string message = error_of([&] { job.clients[1]->barrier("sync", 500ms); });
+  EXPECT_TRUE(contains(message, "barrier 'sync' timed out after 500 ms")) << message;
+  EXPECT_TRUE(contains(message, "1 of 3 tasks did not reach it: worker 2 (localhost:20002)."))
+      << message;
+  EXPECT_FALSE(contains(message, "worker 0")) << message;
+  EXPECT_FALSE(contains(message, "worker 1")) << message;
+  EXPECT_EQ(first.get(), message);
+  // The late task learns the barrier's failure at once instead of waiting alone.
+  EXPECT_EQ(error_of([&] { job.clients[2]->barrier("sync", 10s); }), message);
+}
+
+TEST(CoordinationService, ClientsConnectBeforeTheServiceStarts) {
+  auto tasks = workers(2);
+  int port;
+  {
+    auto probe = CoordinationService::start("127.0.0.1:0", tasks, fast_options());
+    port = probe->port();
+  }
+  const std::string address = "127.0.0.1:" + std::to_string(port);
+  std::vector<std::unique_ptr<CoordinationClient>> clients;
+  std::vector<std::future<void>> connected;
+  for (int i = 0; i < 2; ++i) {
+    clients.push_back(
+        std::make_unique<CoordinationClient>(address, tasks[i], tasks, fast_options()));
+    connected.push_back(std::async(std::launch::async, [&c = *clients.back()] { c.connect(); }));
+  }
+  std::this_thread::sleep_for(1s);
+  auto service = CoordinationService::start(address, tasks, fast_options());
+  for (auto& c : connected) {
+    ASSERT_EQ(c.wait_for(15s), std::future_status::ready);
+    c.get();
+  }
+  clients[0]->set("up", "yes");
+  EXPECT_EQ(clients[1]->get("up", 5s), "yes");
+}
+
+TEST(CoordinationService, ConnectTimeoutNamesTheMissingTask) {
+  CoordinationOptions options = fast_options();
+  options.register_timeout = 700ms;
+  Job job(3, options);
+  job.clients.pop_back();  // worker 2 never starts
+  std::vector<std::future<std::string>> errors;
+  for (auto& c : job.clients) {
+    errors.push_back(
+        std::async(std::launch::async, [&c] { return error_of([&] { c->connect(); }); }));
+  }
+  for (auto& e : errors) {
+    ASSERT_EQ(e.wait_for(10s), std::future_status::ready);
+    const std::string message = e.get();
+    EXPECT_TRUE(contains(message, "connect: not every task registered within")) << message;
+    EXPECT_TRUE(contains(message, "never came: worker 2 (localhost:20002).")) << message;
+  }
+}
+
+TEST(CoordinationService, UnreachableServiceIsNamed) {
+  auto tasks = workers(2);
+  int port;
+  {
+    auto probe = CoordinationService::start("127.0.0.1:0", tasks, fast_options());
+    port = probe->port();
+  }
+  CoordinationOptions options = fast_options();
+  options.register_timeout = 500ms;
+  const std::string address = "127.0.0.1:" + std::to_string(port);
+  CoordinationClient client(address, tasks[1], tasks, options);
+  const std::string message = error_of([&] { client.connect(); });
+  EXPECT_TRUE(contains(message, "the coordination service at " + address +
+                                    " (hosted by worker 0 (localhost:20000)) did not answer"))
+      << message;
+  // Calls other than connect() fail at once when nothing listens.
+  EXPECT_TRUE(contains(error_of([&] { client.set("k", "v"); }), "is unreachable"));
+}
+
+TEST(CoordinationService, ReportedErrorReachesEveryClient) {
+  Job job(3);
+  job.connect_all();
+  std::promise<std::string> callback_message;
+  job.clients[2]->set_error_callback([&](const std::string& m) { callback_message.set_value(m); });
+  auto pending_barrier = std::async(
+      std::launch::async, [&] { return error_of([&] { job.clients[0]->barrier("never", 60s); }); });
+  auto pending_get = std::async(
+      std::launch::async, [&] { return error_of([&] { job.clients[2]->get("never", 60s); }); });
+  std::this_thread::sleep_for(300ms);  // both parked on the service
+  const auto posted_at = Clock::now();
+  job.clients[1]->report_error("out of disk space");
+  const std::string posted = "worker 1 (localhost:20001) reported an error: out of disk space";
+  ASSERT_EQ(pending_barrier.wait_for(5s), std::future_status::ready);
+  ASSERT_EQ(pending_get.wait_for(5s), std::future_status::ready);
+  EXPECT_LT(Clock::now() - posted_at, 5s);
+  EXPECT_TRUE(contains(pending_barrier.get(), posted));
+  EXPECT_TRUE(contains(pending_get.get(), posted));
+  auto callback = callback_message.get_future();
+  ASSERT_EQ(callback.wait_for(5s), std::future_status::ready);
+  EXPECT_EQ(callback.get(), posted);
+  for (auto& c : job.clients) {
+    EXPECT_TRUE(eventually([&] { return c->posted_error() == posted; }, 5s)) << c->self().name();
+  }
+  EXPECT_TRUE(contains(error_of([&] { job.clients[0]->set("k", "v"); }), posted));
+  job.clients[0]->report_error("a consequence");  // the first error stays the job's
+  EXPECT_EQ(job.clients[0]->posted_error(), posted);
+}
+
+TEST(CoordinationService, SilentTaskIsReportedDead) {
+  CoordinationOptions options = fast_options();
+  options.heartbeat_timeout = 1500ms;
+  Job job(2, options);
+  job.connect_all();
+  std::promise<std::string> callback_message;
+  job.clients[0]->set_error_callback([&](const std::string& m) { callback_message.set_value(m); });
+  job.clients[1].reset();  // gone without shutdown(): no more heartbeats
+  auto callback = callback_message.get_future();
+  ASSERT_EQ(callback.wait_for(10s), std::future_status::ready);
+  const std::string message = callback.get();
+  EXPECT_TRUE(contains(message, "worker 1 (localhost:20001) sent no heartbeat for 1500 ms"))
+      << message;
+  EXPECT_TRUE(contains(error_of([&] { job.clients[0]->get("k", 10s); }), message));
+}
+
+TEST(CoordinationService, RestartedTaskIsReported) {
+  Job job(2);
+  job.connect_all();
+  auto restarted = job.client(1);  // a new process for worker 1: a new incarnation
+  EXPECT_NE(restarted->incarnation(), job.clients[1]->incarnation());
+  const std::string message = error_of([&] { restarted->connect(); });
+  EXPECT_TRUE(contains(message, "worker 1 (localhost:20001) restarted")) << message;
+  EXPECT_TRUE(contains(message, "BackupAndRestore")) << message;
+  EXPECT_TRUE(eventually(
+      [&] {
+        auto error = job.clients[0]->posted_error();
+        return error && contains(*error, "worker 1 (localhost:20001) restarted");
+      },
+      5s));
+}
+
+TEST(CoordinationService, OversizedRequestsAreRefused) {
+  CoordinationOptions options = fast_options();
+  options.max_message_bytes = 64 << 10;
+  Job job(2, options);
+  CoordinationOptions larger = options;
+  larger.max_message_bytes = 1 << 20;
+  job.clients[1] = job.client(1, larger);  // misconfigured: allows more than the service
+  job.connect_all();
+  const std::string big(100 << 10, 'x');
+  // Refused by the client itself, naming the limit ...
+  const std::string local = error_of([&] { job.clients[0]->set("big", big); });
+  EXPECT_TRUE(contains(local, "set('big'): the value is 102400 bytes")) << local;
+  EXPECT_TRUE(contains(local, "max_message_bytes (65536)")) << local;
+  // ... or by the service.
+  const std::string remote = error_of([&] { job.clients[1]->set("big", big); });
+  EXPECT_TRUE(contains(remote, "set('big'): the request was refused as too large")) << remote;
+  job.clients[1]->set("small", "fine");  // the service is still fine
+  EXPECT_EQ(job.clients[0]->get("small", 5s), "fine");
+}
+
+TEST(CoordinationService, InvalidRequestsAreRefused) {
+  Job job(2);
+  CoordinationClient stranger(job.address, {"ps", 0, "localhost:30000"}, job.tasks, job.options);
+  const std::string unknown = error_of([&] { stranger.connect(); });
+  EXPECT_TRUE(contains(unknown, "ps 0 is not a task of the cluster")) << unknown;
+  EXPECT_TRUE(contains(error_of([&] { job.clients[0]->set("k", "v"); }), "call connect() first"));
+  job.connect_all();
+  EXPECT_TRUE(contains(error_of([&] { job.clients[0]->set("", "v"); }), "the key is empty"));
+  EXPECT_TRUE(
+      contains(error_of([&] { job.clients[0]->barrier("strata/connect", 1s); }), "reserved"));
+  EXPECT_TRUE(contains(error_of([&] { job.clients[0]->barrier("", 1s); }), "the id is empty"));
+}
+
+TEST(CoordinationService, BindFailureNamesTheAddress) {
+  auto first = CoordinationService::start("127.0.0.1:0", workers(1));
+  const std::string taken = "127.0.0.1:" + std::to_string(first->port());
+  const std::string message = error_of([&] { CoordinationService::start(taken, workers(1)); });
+  EXPECT_TRUE(contains(message, "cannot listen on '" + taken + "'")) << message;
+}
+
+TEST(CoordinationService, ShutdownBarrier) {
+  Job job(2);
+  job.connect_all();
+  std::vector<std::future<void>> done;
+  for (auto& c : job.clients) {
+    done.push_back(std::async(std::launch::async, [&c] { c->shutdown(); }));
+  }
+  for (auto& d : done) {
+    ASSERT_EQ(d.wait_for(15s), std::future_status::ready);
+    d.get();
+  }
+  job.service.reset();  // the service may go now: nobody reports it
+  std::this_thread::sleep_for(300ms);
+  for (auto& c : job.clients) EXPECT_EQ(c->posted_error(), std::nullopt);
+}
+
+TEST(CoordinationService, ShutdownTimeoutNamesTheMissingTask) {
+  CoordinationOptions options = fast_options();
+  options.shutdown_timeout = 500ms;
+  Job job(2, options);
+  job.connect_all();
+  const std::string message = error_of([&] { job.clients[0]->shutdown(); });
+  EXPECT_TRUE(contains(message, "shutdown: worker 1 (localhost:20001) did not reach")) << message;
+}
+
+TEST(CoordinationService, ServiceGoneIsReported) {
+  CoordinationOptions options = fast_options();
+  options.heartbeat_timeout = 1000ms;
+  Job job(2, options);
+  job.connect_all();
+  job.service.reset();  // the chief died
+  EXPECT_TRUE(eventually(
+      [&] {
+        auto error = job.clients[1]->posted_error();
+        return error && contains(*error, "the coordination service at 127.0.0.1:") &&
+               contains(*error, "is unreachable");
+      },
+      10s))
+      << job.clients[1]->posted_error().value_or("no error");
+}
+
+// The child half of AcrossProcesses: worker 1 in a process of its own (this test binary run
+// with a filter), skipped unless that test started it.
+TEST(CoordinationChildProcess, Worker) {
+  const char* address = std::getenv("STRATA_TEST_COORDINATION_ADDRESS");
+  if (!address) GTEST_SKIP() << "run by CoordinationService.AcrossProcesses";
+  CoordinationClient client(address, workers(2)[1], workers(2), fast_options());
+  client.connect();
+  client.set("child/address", std::string("\0\x01\xff", 3));
+  ASSERT_EQ(client.get("parent/reply", 20s), "thanks");
+  client.add("arrivals", 1);
+  client.barrier("done", 20s);
+  client.shutdown();
+}
+
+TEST(CoordinationService, AcrossProcesses) {
+  auto tasks = workers(2);
+  auto service = CoordinationService::start("127.0.0.1:0", tasks, fast_options());
+  const std::string address = "127.0.0.1:" + std::to_string(service->port());
+
+  const std::string self = "/proc/self/exe",
+                    filter = "--gtest_filter=CoordinationChildProcess.Worker";
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e; ++e) env_strings.push_back(*e);
+  env_strings.push_back("STRATA_TEST_COORDINATION_ADDRESS=" + address);
+  std::vector<char*> env;
+  for (auto& s : env_strings) env.push_back(s.data());
+  env.push_back(nullptr);
+  std::vector<char*> argv = {const_cast<char*>(self.c_str()), const_cast<char*>(filter.c_str()),
+                             nullptr};
+  pid_t child = 0;
+  ASSERT_EQ(posix_spawn(&child, self.c_str(), nullptr, nullptr, argv.data(), env.data()), 0);
+
+  CoordinationClient client(address, tasks[0], tasks, fast_options());
+  client.connect();
+  EXPECT_EQ(client.get("child/address", 20s), std::string("\0\x01\xff", 3));
+  client.set("parent/reply", "thanks");
+  client.add("arrivals", 1);
+  client.barrier("done", 20s);
+  EXPECT_EQ(client.try_get("arrivals"), "2");
+  client.shutdown();
+
+  int status = 0;
+  const auto deadline = Clock::now() + 30s;
+  while (waitpid(child, &status, WNOHANG) == 0) {
+    if (Clock::now() > deadline) {
+      kill(child, SIGKILL);
+      waitpid(child, &status, 0);
+      FAIL() << "the child process did not exit within 30 s";
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the child (worker 1) failed: see its output above";
+}
+
+}  // namespace
+}  // namespace strata::distribute
