@@ -25,7 +25,7 @@ std::chrono::milliseconds millis(double seconds) {
 // The training tasks in worker order: chief (or master) first, then the workers.
 std::vector<CoordinationTask> training_tasks(const ClusterSpec& spec, const char* who) {
   const int n = worker_count(spec, "worker");
-  std::vector<CoordinationTask> tasks(size_t(n));
+  std::vector<CoordinationTask> tasks(static_cast<size_t>(n));
   for (const char* job : {"chief", "master", "worker"}) {
     if (!spec.has_job(job)) continue;
     for (int index : spec.task_indices(job)) {
