@@ -11,8 +11,9 @@
 //   auto work = comm.all_reduce_async(bucket, ReduceOp::kMean);   // overlaps with the caller
 //   ...; work->wait();
 //
-// Every op of one communicator (sync and async) runs on one background thread in the order it
-// was issued; a sync op waits for the ops before it. Each op carries a sequence number (#1, #2,
+// Every op of one communicator (sync and async) runs in the order it was issued, one at a time:
+// async ops on a background thread, a sync op after the ops before it (on the caller's thread
+// when none is pending, sparing two thread hand-offs). Each op carries a sequence number (#1, #2,
 // ...) that its error names. As with NCCL, every rank must issue the same ops in the same order
 // with tensors of the same shape and dtype: Gloo cannot check that cheaply, and a mismatch
 // gives wrong values, a hang until the timeout, or a failed op, not a clear error.
@@ -90,6 +91,7 @@ class GlooCommunicator final : public Communicator {
  private:
   std::shared_ptr<Work> enqueue(std::string name, size_t bytes,
                                 std::function<void(uint64_t seq)> run);
+  void run_sync(std::string name, size_t bytes, std::function<void(uint64_t seq)> run);
   std::shared_ptr<Impl> impl_;
 };
 
