@@ -136,7 +136,7 @@ struct GlooCommunicator::Impl {
   std::mutex mutex;
   std::condition_variable cv;
   std::deque<std::shared_ptr<Task>> queue;
-  bool running = false;   // the worker is inside an op
+  bool running = false;   // an op is running (on the worker, or a sync one on its caller)
   bool stopping = false;
   uint64_t issued = 0;
   std::string first_error;  // set once: the communicator is spent
@@ -409,14 +409,18 @@ GlooCommunicator::GlooCommunicator(KeyValueStore& store, int rank, int world_siz
     try {
       impl.context->connectFullMesh(gloo_store, device);
     } catch (const std::exception& e) {
-      std::string text = "Gloo rendezvous of " + impl.rank_name(rank) + ", rank " +
-                         std::to_string(rank) + " of " + std::to_string(world_size) +
-                         " (store prefix '" + impl.options.prefix + "'), did not complete within " +
-                         seconds(impl.options.timeout) + ": ";
+      const std::string what = strip_location(e.what());
       const std::string missing = missing_ranks(gloo_store, impl);
+      std::string text = "Gloo rendezvous of " +
+                         (impl.options.rank_name ? impl.rank_name(rank) + ", rank " : "rank ") +
+                         std::to_string(rank) + " of " + std::to_string(world_size) +
+                         " (store prefix '" + impl.options.prefix + "'), ";
+      text += missing.empty() && !is_timeout(what)
+                  ? "failed: "
+                  : "did not complete within " + seconds(impl.options.timeout) + ": ";
       text += missing.empty() ? "every rank published its address, but connecting failed"
                               : missing + " did not show up";
-      text += " (" + strip_location(e.what()) + ")";
+      text += " (" + what + ")";
       const std::string cause = impl.diagnosis();
       if (!cause.empty()) text += "; " + cause;
       throw CoordinationError(text);

@@ -57,7 +57,7 @@ class GlooCommunicator final : public Communicator {
   // each rank leaves its ends of the connections there ("<prefix>/endpoints/<rank>"), and after
   // a failure a note ("<prefix>/progress/<rank>"), so that errors can name the ranks concerned.
   GlooCommunicator(KeyValueStore& store, int rank, int world_size, GlooOptions options = {});
-  // Waits for the ops already issued unless one is stuck: pending ops are aborted first.
+  // Ops still pending are aborted (wait() on async ones first).
   ~GlooCommunicator() override;
   GlooCommunicator(const GlooCommunicator&) = delete;
   GlooCommunicator& operator=(const GlooCommunicator&) = delete;
