@@ -53,9 +53,11 @@ class GlooCommunicator final : public Communicator {
  public:
   // Connects a full mesh with the other world_size-1 ranks through `store` (Gloo's
   // connectFullMesh over a TCP device bound to options.hostname). CoordinationError naming the
-  // ranks that did not show up within options.timeout. `store` must outlive the communicator:
-  // each rank leaves its ends of the connections there ("<prefix>/endpoints/<rank>"), and after
-  // a failure a note ("<prefix>/progress/<rank>"), so that errors can name the ranks concerned.
+  // ranks that did not show up within options.timeout (a peer that published its address and
+  // then vanished is waited for up to 5x the timeout: Gloo's own connect wait). `store` must
+  // outlive the communicator: each rank leaves its ends of the connections there
+  // ("<prefix>/endpoints/<rank>"), and after a failure a note ("<prefix>/progress/<rank>"), so
+  // that errors can name the ranks concerned.
   GlooCommunicator(KeyValueStore& store, int rank, int world_size, GlooOptions options = {});
   // Ops still pending are aborted (wait() on async ones first).
   ~GlooCommunicator() override;
