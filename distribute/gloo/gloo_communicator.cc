@@ -136,7 +136,7 @@ struct GlooCommunicator::Impl {
   std::mutex mutex;
   std::condition_variable cv;
   std::deque<std::shared_ptr<Task>> queue;
-  bool running = false;   // the worker is inside an op
+  bool running = false;   // an op is running (on the worker, or a sync one on its caller)
   bool stopping = false;
   uint64_t issued = 0;
   std::string first_error;  // set once: the communicator is spent
@@ -160,34 +160,78 @@ struct GlooCommunicator::Impl {
     return options.prefix + "/progress/" + std::to_string(r);
   }
 
+  // The background thread: runs queued ops in issue order, one at a time.
   void work() {
     for (;;) {
       std::shared_ptr<Task> task;
       std::string spent;
       {
         std::unique_lock<std::mutex> lock(mutex);
-        cv.wait(lock, [&] { return stopping || !queue.empty(); });
+        // `running` may be a sync op on its caller's thread (run_now): wait for it.
+        cv.wait(lock, [&] { return stopping || (!queue.empty() && !running); });
         if (queue.empty()) return;
         task = std::move(queue.front());
         queue.pop_front();
         running = true;
         spent = first_error;
       }
-      std::exception_ptr error;
-      if (!spent.empty()) {
-        error = std::make_exception_ptr(CoordinationError(spent));
-      } else {
-        try {
-          task->run(task->seq);
-        } catch (const std::exception& e) {
-          error = std::make_exception_ptr(CoordinationError(failure(*task, e.what())));
-        }
-      }
+      std::exception_ptr error = execute(*task, spent);
       {
         std::lock_guard<std::mutex> lock(mutex);
         running = false;
       }
+      cv.notify_all();
       task->finish(std::move(error));
+    }
+  }
+
+  // Runs `task` (unless the communicator is `spent`); its error, as a CoordinationError.
+  std::exception_ptr execute(Task& task, const std::string& spent) {
+    if (!spent.empty()) return std::make_exception_ptr(CoordinationError(spent));
+    try {
+      task.run(task.seq);
+    } catch (const std::exception& e) {
+      return std::make_exception_ptr(CoordinationError(failure(task, e.what())));
+    }
+    return nullptr;
+  }
+
+  // A sync op: on the caller's thread when nothing is queued or running (the same order, minus
+  // two thread hand-offs per op, which cost up to a scheduler slice on a busy machine);
+  // otherwise queued behind the others, the caller waiting.
+  void run_sync(std::shared_ptr<Task> task) {
+    std::unique_lock<std::mutex> lock(mutex);
+    if (!queue.empty() || running || !first_error.empty()) {
+      lock.unlock();
+      enqueue(task);
+      task->wait();
+      return;
+    }
+    task->seq = ++issued;
+    running = true;
+    lock.unlock();
+    std::exception_ptr error = execute(*task, "");
+    lock.lock();
+    running = false;
+    lock.unlock();
+    cv.notify_all();  // async ops issued meanwhile (from other threads) may start
+    task->finish(error);
+    if (error) std::rethrow_exception(error);
+  }
+
+  // Queues `task` for the background thread (or fails it at once when the communicator is spent).
+  void enqueue(const std::shared_ptr<Task>& task) {
+    std::string spent;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      task->seq = ++issued;
+      spent = first_error;
+      if (spent.empty()) queue.push_back(task);
+    }
+    if (!spent.empty()) {
+      task->finish(std::make_exception_ptr(CoordinationError(spent)));
+    } else {
+      cv.notify_all();
     }
   }
 
@@ -365,14 +409,18 @@ GlooCommunicator::GlooCommunicator(KeyValueStore& store, int rank, int world_siz
     try {
       impl.context->connectFullMesh(gloo_store, device);
     } catch (const std::exception& e) {
-      std::string text = "Gloo rendezvous of " + impl.rank_name(rank) + ", rank " +
-                         std::to_string(rank) + " of " + std::to_string(world_size) +
-                         " (store prefix '" + impl.options.prefix + "'), did not complete within " +
-                         seconds(impl.options.timeout) + ": ";
+      const std::string what = strip_location(e.what());
       const std::string missing = missing_ranks(gloo_store, impl);
+      std::string text = "Gloo rendezvous of " +
+                         (impl.options.rank_name ? impl.rank_name(rank) + ", rank " : "rank ") +
+                         std::to_string(rank) + " of " + std::to_string(world_size) +
+                         " (store prefix '" + impl.options.prefix + "'), ";
+      text += missing.empty() && !is_timeout(what)
+                  ? "failed: "
+                  : "did not complete within " + seconds(impl.options.timeout) + ": ";
       text += missing.empty() ? "every rank published its address, but connecting failed"
                               : missing + " did not show up";
-      text += " (" + strip_location(e.what()) + ")";
+      text += " (" + what + ")";
       const std::string cause = impl.diagnosis();
       if (!cause.empty()) text += "; " + cause;
       throw CoordinationError(text);
@@ -417,19 +465,13 @@ uint64_t GlooCommunicator::ops_issued() const {
 std::shared_ptr<Work> GlooCommunicator::enqueue(std::string name, size_t bytes,
                                                 std::function<void(uint64_t seq)> run) {
   auto task = std::make_shared<Task>(std::move(name), bytes, std::move(run));
-  std::string spent;
-  {
-    std::lock_guard<std::mutex> lock(impl_->mutex);
-    task->seq = ++impl_->issued;
-    spent = impl_->first_error;
-    if (spent.empty()) impl_->queue.push_back(task);
-  }
-  if (!spent.empty()) {
-    task->finish(std::make_exception_ptr(CoordinationError(spent)));
-  } else {
-    impl_->cv.notify_all();
-  }
+  impl_->enqueue(task);
   return task;
+}
+
+void GlooCommunicator::run_sync(std::string name, size_t bytes,
+                                std::function<void(uint64_t seq)> run) {
+  impl_->run_sync(std::make_shared<Task>(std::move(name), bytes, std::move(run)));
 }
 
 void GlooCommunicator::abort(const std::string& reason) {
@@ -480,7 +522,15 @@ void run_all_reduce(const std::shared_ptr<gloo::Context>& context, uint64_t seq,
 
 }  // namespace
 
-void GlooCommunicator::all_reduce(Tensor& t, ReduceOp op) { all_reduce_async(t, op)->wait(); }
+void GlooCommunicator::all_reduce(Tensor& t, ReduceOp op) {
+  check_tensor(t, "all_reduce");
+  const ReduceKernel kernel = reduce_kernel(t.dtype(), op, "all_reduce");
+  Impl* impl = impl_.get();
+  run_sync("all_reduce", t.nbytes(), [impl, &t, kernel](uint64_t seq) {
+    run_all_reduce(impl->context, seq, impl->options.timeout, t.raw_data(), t.nbytes(), kernel,
+                   impl->world);
+  });
+}
 
 std::shared_ptr<Work> GlooCommunicator::all_reduce_async(Tensor t, ReduceOp op) {
   check_tensor(t, "all_reduce");
@@ -499,7 +549,7 @@ void GlooCommunicator::broadcast(Tensor& t, int root) {
                      std::to_string(impl_->world) + " ranks)");
   }
   Impl* impl = impl_.get();
-  enqueue("broadcast", t.nbytes(), [impl, t, root](uint64_t seq) {
+  run_sync("broadcast", t.nbytes(), [impl, t, root](uint64_t seq) {
     if (impl->world == 1 || t.nbytes() == 0) return;
     gloo::BroadcastOptions opts(impl->context);
     opts.setOutput(static_cast<uint8_t*>(t.raw_data()), t.nbytes());  // in place on every rank
@@ -507,7 +557,7 @@ void GlooCommunicator::broadcast(Tensor& t, int root) {
     opts.setTag(uint32_t(seq));
     opts.setTimeout(impl->options.timeout);
     gloo::broadcast(opts);
-  })->wait();
+  });
 }
 
 Tensor GlooCommunicator::all_gather(const Tensor& t) {
@@ -519,7 +569,7 @@ Tensor GlooCommunicator::all_gather(const Tensor& t) {
   dims[0] *= impl_->world;
   Tensor out = Tensor::empty(Shape(dims), t.dtype(), t.device());
   Impl* impl = impl_.get();
-  enqueue("all_gather", t.nbytes(), [impl, t, out](uint64_t seq) {
+  run_sync("all_gather", t.nbytes(), [impl, t, out](uint64_t seq) {
     if (t.nbytes() == 0) return;
     if (impl->world == 1) {
       std::memcpy(out.raw_data(), t.raw_data(), t.nbytes());
@@ -531,7 +581,7 @@ Tensor GlooCommunicator::all_gather(const Tensor& t) {
     opts.setTag(uint32_t(seq));
     opts.setTimeout(impl->options.timeout);
     gloo::allgather(opts);
-  })->wait();
+  });
   return out;
 }
 
@@ -547,23 +597,23 @@ Tensor GlooCommunicator::reduce_scatter(const Tensor& t, ReduceOp op) {
   // ReduceScatterHalvingDoubling): all-reduce a copy and keep this rank's rows.
   Tensor sum = t.clone();
   Impl* impl = impl_.get();
-  enqueue("reduce_scatter", t.nbytes(), [impl, sum, kernel](uint64_t seq) {
+  run_sync("reduce_scatter", t.nbytes(), [impl, sum, kernel](uint64_t seq) {
     run_all_reduce(impl->context, seq, impl->options.timeout, sum.raw_data(), sum.nbytes(),
                    kernel, impl->world);
-  })->wait();
+  });
   const int64_t part = t.dim(0) / world;
   return sum.slice(part * impl_->rank, part * (impl_->rank + 1)).clone();
 }
 
 void GlooCommunicator::barrier() {
   Impl* impl = impl_.get();
-  enqueue("barrier", 0, [impl](uint64_t seq) {
+  run_sync("barrier", 0, [impl](uint64_t seq) {
     if (impl->world == 1) return;
     gloo::BarrierOptions opts(impl->context);
     opts.setTag(uint32_t(seq));
     opts.setTimeout(impl->options.timeout);
     gloo::barrier(opts);
-  })->wait();
+  });
 }
 
 }  // namespace strata::distribute

@@ -11,8 +11,9 @@
 //   auto work = comm.all_reduce_async(bucket, ReduceOp::kMean);   // overlaps with the caller
 //   ...; work->wait();
 //
-// Every op of one communicator (sync and async) runs on one background thread in the order it
-// was issued; a sync op waits for the ops before it. Each op carries a sequence number (#1, #2,
+// Every op of one communicator (sync and async) runs in the order it was issued, one at a time:
+// async ops on a background thread, a sync op after the ops before it (on the caller's thread
+// when none is pending, sparing two thread hand-offs). Each op carries a sequence number (#1, #2,
 // ...) that its error names. As with NCCL, every rank must issue the same ops in the same order
 // with tensors of the same shape and dtype: Gloo cannot check that cheaply, and a mismatch
 // gives wrong values, a hang until the timeout, or a failed op, not a clear error.
@@ -52,11 +53,13 @@ class GlooCommunicator final : public Communicator {
  public:
   // Connects a full mesh with the other world_size-1 ranks through `store` (Gloo's
   // connectFullMesh over a TCP device bound to options.hostname). CoordinationError naming the
-  // ranks that did not show up within options.timeout. `store` must outlive the communicator:
-  // each rank leaves its ends of the connections there ("<prefix>/endpoints/<rank>"), and after
-  // a failure a note ("<prefix>/progress/<rank>"), so that errors can name the ranks concerned.
+  // ranks that did not show up within options.timeout (a peer that published its address and
+  // then vanished is waited for up to 5x the timeout: Gloo's own connect wait). `store` must
+  // outlive the communicator: each rank leaves its ends of the connections there
+  // ("<prefix>/endpoints/<rank>"), and after a failure a note ("<prefix>/progress/<rank>"), so
+  // that errors can name the ranks concerned.
   GlooCommunicator(KeyValueStore& store, int rank, int world_size, GlooOptions options = {});
-  // Waits for the ops already issued unless one is stuck: pending ops are aborted first.
+  // Ops still pending are aborted (wait() on async ones first).
   ~GlooCommunicator() override;
   GlooCommunicator(const GlooCommunicator&) = delete;
   GlooCommunicator& operator=(const GlooCommunicator&) = delete;
@@ -90,6 +93,7 @@ class GlooCommunicator final : public Communicator {
  private:
   std::shared_ptr<Work> enqueue(std::string name, size_t bytes,
                                 std::function<void(uint64_t seq)> run);
+  void run_sync(std::string name, size_t bytes, std::function<void(uint64_t seq)> run);
   std::shared_ptr<Impl> impl_;
 };
 
