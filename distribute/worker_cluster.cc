@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <thread>
 
 #include "distribute/cluster_resolver/cluster_roles.h"
 #include "distribute/cluster_resolver/cluster_spec.h"
@@ -109,8 +110,11 @@ std::unique_ptr<WorkerCluster> WorkerCluster::join(const ClusterResolver& resolv
     const HostPort where = parse_host_port(service_address, "the coordinator's address");
     cluster->service_ = CoordinationService::start("[::]:" + std::to_string(where.port), tasks, coordination);
   }
+  cluster->linger_ = 2 * coordination.heartbeat_interval + std::chrono::milliseconds(200);
   cluster->client_ = std::make_unique<CoordinationClient>(
       service_address, tasks[size_t(cluster->worker_index_)], tasks, coordination);
+  // A job that never came together has no shutdown barrier to wait at.
+  cluster->failed_ = true;
   cluster->client_->connect();
 
   GlooOptions gloo;
@@ -129,6 +133,7 @@ std::unique_ptr<WorkerCluster> WorkerCluster::join(const ClusterResolver& resolv
   client->set_error_callback([weak](const std::string& error) {
     if (auto g = weak.lock()) g->abort(error);
   });
+  cluster->failed_ = false;
   return cluster;
 }
 
@@ -142,6 +147,9 @@ WorkerCluster::~WorkerCluster() {
       std::fprintf(stderr, "MultiWorkerMirroredStrategy: %s\n", e.what());
     }
   }
+  // After a failure the service stays up a little longer, so every other worker's next
+  // heartbeat still learns which task failed rather than only that the service is gone.
+  if (service_ && (failed_ || !known_error().empty())) std::this_thread::sleep_for(linger_);
   gloo_.reset();
   client_.reset();
   service_.reset();

@@ -6,6 +6,7 @@
 // Made by MultiWorkerMirroredStrategy; null for a cluster of a single training task.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -54,6 +55,7 @@ class WorkerCluster {
   int worker_index_ = 0;
   std::vector<std::string> task_names_;
   bool failed_ = false;
+  std::chrono::milliseconds linger_{0};  // how long a failed coordinator keeps its service up
   std::unique_ptr<CoordinationService> service_;
   std::unique_ptr<CoordinationClient> client_;
   std::shared_ptr<GlooCommunicator> gloo_;

@@ -140,9 +140,10 @@ class EpochMarker final : public Callback {
   std::string path_;
 };
 
-distribute::CommunicationOptions test_options() {
+// "lonely": a worker whose peer never comes gives up after 5 s.
+distribute::CommunicationOptions test_options(const std::string& scenario) {
   return distribute::CommunicationOptions().timeout_seconds(30).heartbeat_timeout_seconds(3)
-      .register_timeout_seconds(40);
+      .register_timeout_seconds(scenario == "lonely" ? 5 : 40);
 }
 
 // ---- the child: one worker of the job ----
@@ -151,9 +152,10 @@ TEST(MultiWorkerChild, Run) {
   const char* scenario = std::getenv(kScenario);
   if (scenario == nullptr) GTEST_SKIP() << "runs as a worker process of MultiWorkerMirrored tests";
   const std::string out = std::getenv(kOut);
-  auto strategy = std::make_shared<distribute::MultiWorkerMirroredStrategy>(nullptr, test_options());
   const std::string what = scenario;
-  if (what == "fit") {
+  auto strategy =
+      std::make_shared<distribute::MultiWorkerMirroredStrategy>(nullptr, test_options(what));
+  if (what == "fit" || what == "lonely") {
     write_result(out, train_with_fit(strategy.get()));
   } else if (what == "custom") {
     write_result(out, train_custom_loop(strategy.get()));
@@ -287,14 +289,11 @@ TEST_F(MultiWorkerMirrored, KilledWorkerMakesTheOthersFailNamingIt) {
 }
 
 TEST_F(MultiWorkerMirrored, MissingWorkerIsNamedAfterTheRegisterTimeout) {
-  // Worker 1 never starts: worker 0 gives up after register_timeout, naming it.
+  // Worker 1 never starts: worker 0 gives up after register_timeout (5 s), naming it.
   WorkerProcesses job;
   const std::vector<std::string> configs = tf_configs(2);
-  job.start(kChildTest,
-            {"TF_CONFIG=" + configs[0], std::string(kScenario) + "=fit",
-             std::string(kOut) + "=" + out(0)},
-            log(0));
-  const ChildExit e = job.wait(0, 90);
+  start(job, configs, 0, "lonely");
+  const ChildExit e = job.wait(0, 60);
   EXPECT_TRUE(e.exited) << job.log(0);
   EXPECT_NE(e.code, 0);
   EXPECT_NE(job.log(0).find("worker 1 (localhost:"), std::string::npos) << job.log(0);
