@@ -141,6 +141,45 @@ class EpochMarker final : public Callback {
 };
 
 // "lonely": a worker whose peer never comes gives up after 5 s.
+constexpr const char* kBackupDir = "STRATA_TEST_MWMS_BACKUP_DIR";
+constexpr const char* kKillAt = "STRATA_TEST_MWMS_KILL_AT";  // "<worker>:<epoch>:<batch>"
+
+// Kills this process (SIGKILL: no cleanup, as a machine that dies) at a chosen batch.
+class KillAt final : public Callback {
+ public:
+  KillAt(int epoch, int batch) : epoch_(epoch), batch_(batch) {}
+  void on_epoch_begin(int epoch, const Logs&) override { current_ = epoch; }
+  void on_train_batch_end(int batch, const Logs&) override {
+    if (current_ == epoch_ && batch == batch_) raise(SIGKILL);
+  }
+
+ private:
+  int epoch_, batch_, current_ = -1;
+};
+
+// 4 epochs of 4 steps with a backup at each epoch end in `backup_dir`; `kill_at`
+// ("<worker>:<epoch>:<batch>") kills that worker there.
+RunResult train_with_backup(distribute::Strategy* strategy, const std::string& backup_dir,
+                            const std::string& kill_at) {
+  std::shared_ptr<Sequential> model;
+  {
+    auto scope = strategy->scope();
+    model = small_classifier("sgd_momentum");
+  }
+  std::vector<CallbackPtr> callbacks{std::make_shared<BackupAndRestore>(backup_dir)};
+  int worker = -1, epoch = -1, batch = -1;
+  if (std::sscanf(kill_at.c_str(), "%d:%d:%d", &worker, &epoch, &batch) == 3 &&
+      worker == strategy->worker_index()) {
+    callbacks.push_back(std::make_shared<KillAt>(epoch, batch));
+  }
+  const ClassifierData d = classifier_data(kSamples);
+  History h = model->fit(d.x, d.y, FitOptions().batch_size(kBatch).epochs(4).verbose(0).callbacks(callbacks));
+  RunResult r;
+  r.weights = flat_weights(*model);
+  r.loss = h.history["loss"];
+  return r;
+}
+
 distribute::CommunicationOptions test_options(const std::string& scenario) {
   return distribute::CommunicationOptions().timeout_seconds(30).heartbeat_timeout_seconds(3)
       .register_timeout_seconds(scenario == "lonely" ? 5 : 40);
@@ -168,6 +207,9 @@ TEST(MultiWorkerChild, Run) {
     const ClassifierData d = classifier_data(kSamples);
     model->fit(d.x, d.y, FitOptions().batch_size(kBatch).epochs(100000).verbose(0).callbacks(
                              {std::make_shared<EpochMarker>(out)}));
+  } else if (what == "backup") {
+    write_result(out, train_with_backup(strategy.get(), std::getenv(kBackupDir),
+                                        std::getenv(kKillAt) ? std::getenv(kKillAt) : ""));
   } else {
     FAIL() << "unknown scenario " << what;
   }
@@ -285,6 +327,49 @@ TEST_F(MultiWorkerMirrored, KilledWorkerMakesTheOthersFailNamingIt) {
     EXPECT_TRUE(e.exited) << "worker " << w << " did not stop within 30 s of worker 2's death\n" << job.log(w);
     EXPECT_NE(e.code, 0);
     EXPECT_NE(job.log(w).find("worker 2 (localhost:"), std::string::npos) << job.log(w);
+  }
+}
+
+TEST_F(MultiWorkerMirrored, KilledMidEpochThenRestartedResumesFromTheBackup) {
+  const std::string uninterrupted = dir_ + "/backup_uninterrupted", resumed = dir_ + "/backup";
+  auto run = [&](const std::string& backup, const std::string& kill_at) {
+    WorkerProcesses job;
+    const std::vector<std::string> configs = tf_configs(2);
+    for (int w = 0; w < 2; ++w) {
+      job.start(kChildTest,
+                {"TF_CONFIG=" + configs[size_t(w)], std::string(kScenario) + "=backup",
+                 std::string(kOut) + "=" + out(w), std::string(kBackupDir) + "=" + backup,
+                 std::string(kKillAt) + "=" + kill_at},
+                log(w));
+    }
+    std::vector<ChildExit> exits;
+    for (int w = 0; w < 2; ++w) exits.push_back(job.wait(w, 60));
+    return std::make_pair(exits, std::vector<std::string>{job.log(0), job.log(1)});
+  };
+  // The job without a failure.
+  auto [clean, clean_logs] = run(uninterrupted, "");
+  for (int w = 0; w < 2; ++w) ASSERT_TRUE(clean[size_t(w)].exited && clean[size_t(w)].code == 0) << clean_logs[size_t(w)];
+  const RunResult want = read_result(out(0));
+  ASSERT_EQ(want.loss.size(), 4u);
+  std::filesystem::remove(out(0));
+  // Worker 1 dies in the third epoch (after the backup of the second); worker 0 stops naming it.
+  auto [killed, killed_logs] = run(resumed, "1:2:1");
+  EXPECT_EQ(killed[1].signal, SIGKILL) << killed_logs[1];
+  EXPECT_TRUE(killed[0].exited && killed[0].code != 0) << killed_logs[0];
+  EXPECT_NE(killed_logs[0].find("worker 1 (localhost:"), std::string::npos) << killed_logs[0];
+  // The whole job started again resumes at epoch 3 and ends with the uninterrupted weights.
+  auto [again, again_logs] = run(resumed, "");
+  for (int w = 0; w < 2; ++w) ASSERT_TRUE(again[size_t(w)].exited && again[size_t(w)].code == 0) << again_logs[size_t(w)];
+  for (int w = 0; w < 2; ++w) {
+    const RunResult got = read_result(out(w));
+    EXPECT_EQ(got.loss.size(), 2u) << "the resumed run trains epochs 3 and 4 only";
+    ASSERT_EQ(got.weights.size(), want.weights.size());
+    for (size_t k = 0; k < want.weights.size(); ++k) {
+      for (size_t i = 0; i < want.weights[k].size(); ++i) {
+        ASSERT_NEAR(got.weights[k][i], want.weights[k][i], 1e-6 + 1e-5 * std::fabs(want.weights[k][i]))
+            << "worker " << w << " weight " << k << " element " << i;
+      }
+    }
   }
 }
 
