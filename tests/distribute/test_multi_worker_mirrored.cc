@@ -13,6 +13,7 @@
 #include "framework/strategy/replica_context.h"
 #include "support/test_helpers.h"
 #include "tests/distribute/distribute_test_utils.h"
+#include "tests/distribute/in_process_workers.h"
 #include "tests/distribute/worker_processes.h"
 
 namespace strata::testing {
@@ -95,7 +96,12 @@ RunResult train_with_fit(distribute::Strategy* strategy) {
 
 // A custom loop (strategy.run, strategy.reduce, the optimizer's own all-reduce): 40 samples in
 // global batches of 16 (16, 16, 8); loss = the global batch's mean.
-RunResult train_custom_loop(distribute::Strategy* strategy) {
+// With kOff each worker reads its own shard (dataset.shard) in batches of 16 / workers, which
+// together are the same global batches; "off_unsharded" reads everything (the same data on
+// every worker); "off_uneven" gives worker 1 one batch less.
+RunResult train_custom_loop(distribute::Strategy* strategy,
+                            distribute::AutoShardPolicy policy = distribute::AutoShardPolicy::kAuto,
+                            const std::string& variant = "") {
   distribute::Strategy& s = strategy ? *strategy : *distribute::get_strategy();
   std::shared_ptr<Sequential> model;
   std::shared_ptr<optimizers::Optimizer> opt;
@@ -106,10 +112,17 @@ RunResult train_custom_loop(distribute::Strategy* strategy) {
     opt = std::make_shared<optimizers::SGD>(0.1, 0.9);
   }
   const ClassifierData d = classifier_data(40, 3);
-  const data::Dataset ds = data::Dataset::from_tensor_slices({d.x, d.y}).batch(16);
+  data::Dataset ds = data::Dataset::from_tensor_slices({d.x, d.y}).batch(16);
+  if (policy == distribute::AutoShardPolicy::kOff) {
+    const distribute::InputContext c = s.input_context();
+    data::Dataset slices = data::Dataset::from_tensor_slices({d.x, d.y});
+    if (variant != "off_unsharded") slices = slices.shard(c.num_input_pipelines, c.input_pipeline_id);
+    if (variant == "off_uneven" && c.input_pipeline_id == 1) slices = slices.take(12);
+    ds = slices.batch(16 / c.num_input_pipelines);
+  }
   const losses::SparseCategoricalCrossentropy per_sample(true, losses::Reduction::kNone);
   RunResult r;
-  auto it = s.experimental_distribute_dataset(ds).make_iterator();
+  auto it = s.experimental_distribute_dataset(ds, policy).make_iterator();
   while (std::optional<distribute::DistributedBatch> batch = it->next()) {
     const distribute::PerReplica losses = s.run(
         [&](const data::Element& b) {
@@ -198,6 +211,8 @@ TEST(MultiWorkerChild, Run) {
     write_result(out, train_with_fit(strategy.get()));
   } else if (what == "custom") {
     write_result(out, train_custom_loop(strategy.get()));
+  } else if (what.rfind("off", 0) == 0) {
+    write_result(out, train_custom_loop(strategy.get(), distribute::AutoShardPolicy::kOff, what));
   } else if (what == "long") {
     std::shared_ptr<Sequential> model;
     {
@@ -294,6 +309,48 @@ TEST_F(MultiWorkerMirrored, TwoWorkersCustomLoopLikeOneProcess) {
   ASSERT_EQ(reference.loss.size(), 3u);
   const std::vector<RunResult> workers = run_job(2, "custom");
   for (size_t w = 0; w < workers.size(); ++w) expect_same_run(workers[w], reference, "worker " + std::to_string(w));
+}
+
+TEST_F(MultiWorkerMirrored, AutoShardOffWithShardedDatasetsLikeOneProcess) {
+  const RunResult reference = train_custom_loop(nullptr);
+  const std::vector<RunResult> workers = run_job(2, "off");
+  for (size_t w = 0; w < workers.size(); ++w) expect_same_run(workers[w], reference, "worker " + std::to_string(w));
+}
+
+TEST_F(MultiWorkerMirrored, AutoShardOffRefusesTheSameDataAndUnevenEnds) {
+  for (const std::string variant : {"off_unsharded", "off_uneven"}) {
+    SCOPED_TRACE(variant);
+    WorkerProcesses job;
+    const std::vector<std::string> configs = tf_configs(2);
+    for (int w = 0; w < 2; ++w) start(job, configs, w, variant);
+    for (int w = 0; w < 2; ++w) {
+      const ChildExit e = job.wait(w, 60);
+      EXPECT_TRUE(e.exited && e.code != 0) << job.log(w);
+      EXPECT_NE(job.log(w).find(variant == "off_unsharded" ? "first batch is the same (8 samples on each of the 2 workers)"
+                                                           : "the datasets of worker 1 (localhost:"),
+                std::string::npos)
+          << job.log(w);
+    }
+  }
+}
+
+TEST(MultiWorkerInput, FilePolicyAndTooSmallBatchesAreErrors) {
+  distribute::InProcessGroup group(2);
+  InProcessWorker worker(1, 2, group.communicator(1));
+  const ClassifierData d = classifier_data(10);
+  const data::Dataset slices = data::Dataset::from_tensor_slices({d.x, d.y});
+  expect_error<ValueError>(
+      [&] { worker.experimental_distribute_dataset(slices.batch(4), distribute::AutoShardPolicy::kFile); },
+      {"AutoShardPolicy::kFile", "reads no files", "kData"});
+  auto it = worker.experimental_distribute_dataset(slices.batch(1)).make_iterator();
+  expect_error<ValueError>([&] { it->next(); }, {"global batch of 1 sample(s)", "leaves worker 1 of 2"});
+  // kData (and kAuto): worker 1 keeps the second half of each global batch.
+  auto parts = worker.experimental_distribute_dataset(slices.batch(4), distribute::AutoShardPolicy::kData)
+                   .make_iterator();
+  std::optional<distribute::DistributedBatch> b = parts->next();
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(b->global_size, 4);
+  EXPECT_EQ(b->per_replica[0][0].to_vector<float>(), d.x.slice(2, 4).to_vector<float>());
 }
 
 TEST_F(MultiWorkerMirrored, WorkersStartedInReverseOrderFiveSecondsApart) {
