@@ -10,7 +10,10 @@
 # The four runs go in turn within each round (this machine's speed drifts by tens of percent), so
 # each round's efficiency = 2-worker samples/s / (2 x 1-worker samples/s) compares runs taken a
 # minute apart; the table gives the median over rounds (and the range). 2 workers x 1 thread
-# fill a 2-core machine: on a busier machine read the ratios, not the absolute values.
+# fill a 2-core machine: on a busier machine read the ratios, not the absolute values. Every
+# worker process runs in a session of its own (setsid): with the kernel's autogroup scheduling
+# (sched_autogroup_enabled, Debian's default) the CPU is shared fairly between sessions, so
+# workers sharing one session would get one session's share between them on a loaded machine.
 # LOG_DIR=dir keeps every run's output.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,20 +49,20 @@ echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 for ((r = 1; r <= ROUNDS; r++)); do
   echo "== round $r of $ROUNDS" >&2
   log=$logs/strata1_$r.log
-  "$BENCH" train "${args[@]}" >"$log" 2>&1
+  setsid -w "$BENCH" train "${args[@]}" >"$log" 2>&1
   record strata1 "$r" "$log"
   log=$logs/strata2_$r.log
-  "$LAUNCH" --workers 2 -- "$BENCH" train "${args[@]}" --strategy multi_worker_mirrored \
+  "$LAUNCH" --workers 2 -- setsid -w "$BENCH" train "${args[@]}" --strategy multi_worker_mirrored \
     >"$log" 2>&1
   record strata2 "$r" "$log"
   log=$logs/torch1_$r.log
-  "$PYTHON" bench/reference/pytorch_train.py "${args[@]}" --threads 1 >"$log" 2>&1
+  setsid -w "$PYTHON" bench/reference/pytorch_train.py "${args[@]}" --threads 1 >"$log" 2>&1
   record torch1 "$r" "$log"
   log=$logs/torch2_$r.log
   pids=()
   for rank in 1 0; do
-    RANK=$rank WORLD_SIZE=2 "$PYTHON" bench/reference/pytorch_train.py "${args[@]}" --threads 1 \
-      --ddp --init_method "file://$work/ddp_store_$r" >>"$log" 2>&1 &
+    RANK=$rank WORLD_SIZE=2 setsid -w "$PYTHON" bench/reference/pytorch_train.py "${args[@]}" \
+      --threads 1 --ddp --init_method "file://$work/ddp_store_$r" >>"$log" 2>&1 &
     pids+=($!)
   done
   for p in "${pids[@]}"; do wait "$p"; done
