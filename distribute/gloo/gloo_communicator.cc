@@ -6,6 +6,7 @@
 #include <gloo/allreduce.h>
 #include <gloo/barrier.h>
 #include <gloo/broadcast.h>
+#include <gloo/common/error.h>
 #include <gloo/math.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/transport/tcp/address.h>
@@ -24,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "distribute/gloo/abortable_tcp_device.h"
 #include "distribute/gloo/gloo_reduce.h"
 #include "distribute/gloo/gloo_store.h"
 
@@ -133,6 +135,8 @@ struct GlooCommunicator::Impl {
   const int world;
   const GlooOptions options;
   std::shared_ptr<MeshContext> context;  // null when world == 1
+  // The unbound buffers of `context`'s collectives, for abort() (abortable_tcp_device.h).
+  const std::shared_ptr<UnboundBufferRegistry> buffers = std::make_shared<UnboundBufferRegistry>();
   std::vector<std::string> peer_address;  // Gloo's spelling of each peer's address, by rank
 
   std::mutex mutex;
@@ -407,7 +411,7 @@ GlooCommunicator::GlooCommunicator(KeyValueStore& store, int rank, int world_siz
     try {
       gloo::transport::tcp::attr attr;
       attr.hostname = impl.options.hostname;
-      device = gloo::transport::tcp::CreateDevice(attr);
+      device = create_abortable_tcp_device(attr, impl.buffers);
     } catch (const std::exception& e) {
       throw CoordinationError("GlooCommunicator: cannot listen on '" + impl.options.hostname +
                               "' (GlooOptions::hostname must be an address of this machine): " +
@@ -497,6 +501,8 @@ void GlooCommunicator::abort(const std::string& reason) {
   // Wakes the op waiting on a peer (its buffers get an IoException) and closes every
   // connection, so the peers' pending ops fail at once too.
   if (impl_->context) TcpContextAccess::signal_all_pairs(*impl_->context->tcp(), "aborted: " + reason);
+  // ...all but a send parked after its peer had gone, which only its buffer can be told of.
+  impl_->buffers->fail_all(std::make_exception_ptr(gloo::IoException("aborted: " + reason)));
 }
 
 namespace {
