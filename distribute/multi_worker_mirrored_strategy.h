@@ -2,9 +2,10 @@
 // (tf.distribute.MultiWorkerMirroredStrategy). The same program runs on every machine, each told
 // its role by TF_CONFIG (or another ClusterResolver); every worker holds a copy of every variable
 // on each of its local devices (every GPU, else the logical CPU devices), the global batch is
-// split over the replicas of all workers, and gradients are summed across all of them — first
-// among a worker's replicas, then across workers (Gloo over TCP) — before one identical update
-// everywhere. Variables start from the chief's values (broadcast when they are made); metrics
+// split over the replicas of all workers, and gradients are summed across all of them before
+// one identical update everywhere: on GPUs with NCCL, in one NCCL communicator spanning every
+// worker's GPUs (NCCL itself combines a machine's GPUs first, then crosses the network); else
+// first among a worker's replicas, then across workers (Gloo over TCP). Variables start from the chief's values (broadcast when they are made); metrics
 // and losses are combined over every worker; only the chief writes the real checkpoints and
 // summaries.
 //

@@ -20,6 +20,8 @@
 
 namespace strata::distribute {
 
+struct NcclRank;
+
 class NcclGroup final : public CommunicatorGroup {
  public:
   explicit NcclGroup(std::vector<Device> devices);
@@ -31,11 +33,10 @@ class NcclGroup final : public CommunicatorGroup {
   void abort(const std::string& reason) override;
   std::shared_ptr<Communicator> communicator(int rank) override;
 
-  struct Rank;  // one device's communicator, streams and state
 
  private:
   std::vector<Device> devices_;
-  std::vector<std::shared_ptr<Rank>> ranks_;
+  std::vector<std::shared_ptr<NcclRank>> ranks_;  // nccl_communicator.h
   std::vector<std::shared_ptr<Communicator>> communicators_;
 };
 
