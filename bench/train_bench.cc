@@ -6,6 +6,8 @@
 //   strata_bench train --model resnet56 --batch 128 --steps 100 --device gpu --dtype bf16
 //   strata_bench train --model mnist_cnn --batch 128 --device gpu --epoch
 //   strata_bench train --model resnet20 --batch 128 --steps 20 --strategy mirrored --replicas 2
+//   strata-launch --workers 2 -- strata_bench train --model resnet20 --batch 64 --steps 50 \
+//       --strategy multi_worker_mirrored
 //
 // Models: see train_models.h (mnist_cnn, resnet20 ... resnet110); bench/reference/
 // pytorch_train.py runs the same models, batch, optimizer and precision in PyTorch and prints
@@ -18,7 +20,11 @@
 // strategy's scope over N GPUs with --device gpu, or over N logical CPU devices
 // (config::set_logical_cpu_devices: each replica gets its share of the threads); each step then
 // splits the global --batch, held on the host, over the replicas. one_device runs through
-// OneDeviceStrategy, off (the default) without a strategy.
+// OneDeviceStrategy, off (the default) without a strategy. multi_worker_mirrored is one process
+// of a job (TF_CONFIG names its task; strata-launch starts them): --batch is then the batch of
+// each worker (weak scaling, as PyTorch DDP), split over its --replicas; every worker holds the
+// same global batch of --batch x workers and fit keeps its own share. Every worker prints; the
+// samples/s line counts the global samples (the workers step together, so their clocks agree).
 //
 // The timed loop. A GPU step returns as soon as its kernels are queued, so the clock is read only
 // after waiting for the devices (step_timer.h). --loop fit (the default) runs the timed steps as
@@ -69,7 +75,9 @@ using ReplicasFlag = apps::Ranged<int, 1, 256>;
 
 ABSL_FLAG(std::string, model, "resnet20", "Model: mnist_cnn, resnet20, resnet32, resnet44, "
           "resnet56 or resnet110.");
-ABSL_FLAG(strata::bench::BatchFlag, batch, 128, "Batch size (the global batch under a strategy).");
+ABSL_FLAG(strata::bench::BatchFlag, batch, 128,
+          "Batch size (the global batch under a strategy; each worker's under "
+          "multi_worker_mirrored).");
 ABSL_FLAG(strata::bench::StepsFlag, steps, 10, "Timed training steps (ignored with --epoch).");
 ABSL_FLAG(strata::bench::WarmupFlag, warmup, 3, "Untimed training steps first.");
 ABSL_FLAG(std::string, device, "cpu",
@@ -93,11 +101,12 @@ ABSL_FLAG(strata::bench::SamplesFlag, epoch_samples, 0,
           "Samples in the --epoch epoch (0: the real data set's training set: 60,000 for "
           "mnist_cnn, 50,000 for the ResNets).");
 ABSL_FLAG(std::string, strategy, "off",
-          "Distribution strategy: off, one_device, mirrored or central_storage (the model is "
-          "built and compiled in its scope).");
+          "Distribution strategy: off, one_device, mirrored, central_storage or "
+          "multi_worker_mirrored (the model is built and compiled in its scope; "
+          "multi_worker_mirrored reads TF_CONFIG and waits for every worker).");
 ABSL_FLAG(strata::bench::ReplicasFlag, replicas, 1,
-          "Replicas for mirrored / central_storage: GPUs with --device gpu, logical CPU devices "
-          "otherwise; --batch is the global batch and must be a multiple of it.");
+          "Replicas for mirrored / central_storage (each worker's for multi_worker_mirrored): GPUs "
+          "with --device gpu, logical CPU devices otherwise; --batch must be a multiple of it.");
 
 namespace strata::bench {
 namespace {
@@ -141,7 +150,8 @@ Options parse_options(int argc, char** argv) {
   apps::require_one_of(FLAGS_dtype, {"fp32", "bf16", "fp16"});
   apps::require_one_of(FLAGS_optimizer, {"", "sgd", "sgd_momentum", "adam"});
   apps::require_one_of(FLAGS_loop, {"fit", "train_on_batch"});
-  apps::require_one_of(FLAGS_strategy, {"off", "one_device", "mirrored", "central_storage"});
+  apps::require_one_of(FLAGS_strategy,
+                       {"off", "one_device", "mirrored", "central_storage", "multi_worker_mirrored"});
   Options o;
   o.model = absl::GetFlag(FLAGS_model), o.device = absl::GetFlag(FLAGS_device);
   o.dtype = absl::GetFlag(FLAGS_dtype), o.optimizer = absl::GetFlag(FLAGS_optimizer);
@@ -152,8 +162,10 @@ Options parse_options(int argc, char** argv) {
   o.epoch_samples = absl::GetFlag(FLAGS_epoch_samples).value;
   o.replicas = absl::GetFlag(FLAGS_replicas).value;
   o.epoch = absl::GetFlag(FLAGS_epoch);
-  if (o.replicas > 1 && o.strategy != "mirrored" && o.strategy != "central_storage") {
-    throw apps::FlagError("--replicas > 1 needs --strategy mirrored or central_storage");
+  if (o.replicas > 1 && o.strategy != "mirrored" && o.strategy != "central_storage" &&
+      o.strategy != "multi_worker_mirrored") {
+    throw apps::FlagError(
+        "--replicas > 1 needs --strategy mirrored, central_storage or multi_worker_mirrored");
   }
   if (o.device == "gpu") require_gpus(o.replicas);
   return o;
@@ -260,6 +272,9 @@ int run_train(int argc, char** argv) {
       o.strategy, o.on_gpu() ? 1 : int(o.replicas), o.on_gpu() ? int(o.replicas) : 0);
   const Device off_device = o.on_gpu() ? Device::gpu(0) : Device::cpu(0);
   const int n_replicas = strategy ? strategy->num_replicas_in_sync() : 1;
+  // multi_worker_mirrored: --batch is each worker's; from here on o.batch is the global batch.
+  const bool multi_worker = o.strategy == "multi_worker_mirrored";
+  if (multi_worker) o.batch *= strategy->num_workers();
   // The library's ValueError when --batch does not split over the replicas.
   const std::string strategy_line = apps::describe_strategy(strategy.get(), o.batch, off_device);
   BenchModel m;
@@ -283,9 +298,15 @@ int run_train(int argc, char** argv) {
   const int64_t samples = o.epoch_samples > 0 ? o.epoch_samples : m.epoch_samples;
   const ParamCounts params = count_params(*m.model);
 
-  // "strategy mirrored, 2 replicas": named in the header and the samples/s line.
-  const std::string strategy_text = "strategy " + o.strategy + ", " + std::to_string(n_replicas) +
-                                    (n_replicas == 1 ? " replica" : " replicas");
+  // "strategy mirrored, 2 replicas" or "strategy multi_worker_mirrored, 2 workers x 1 replica,
+  // worker 0": named in the header and the samples/s line.
+  const int local = strategy ? strategy->num_local_replicas() : 1;
+  const std::string strategy_text =
+      "strategy " + o.strategy + ", " +
+      (multi_worker ? std::to_string(strategy->num_workers()) + " workers x " +
+                          std::to_string(local) + (local == 1 ? " replica" : " replicas") +
+                          ", worker " + std::to_string(strategy->worker_index())
+                    : std::to_string(n_replicas) + (n_replicas == 1 ? " replica" : " replicas"));
   const std::string timed =
       o.epoch ? "1 timed epoch (" + std::to_string((samples + o.batch - 1) / o.batch) + " steps)"
               : std::to_string(o.steps) + " timed steps";

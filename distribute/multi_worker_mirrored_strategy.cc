@@ -260,6 +260,37 @@ void MultiWorkerMirroredStrategy::sum_across_workers(Tensor& total, double& coun
   total = reshape(pack.slice(0, n), total.shape()).cast(total.dtype()).to(total.device());
 }
 
+int64_t MultiWorkerMirroredStrategy::agree_on_unsharded_batch(int64_t samples,
+                                                              uint64_t fingerprint, bool first) {
+  if (!cluster_) return samples;
+  const Tensor mine = Tensor::from_vector<int64_t>({samples, int64_t(fingerprint)});
+  const std::vector<int64_t> all = cluster_->communicator()->all_gather(mine).to_vector<int64_t>();
+  const int n = num_workers();
+  std::string ended, going;
+  int64_t total = 0;
+  bool same = true;
+  for (int w = 0; w < n; ++w) {
+    const int64_t s = all[size_t(2 * w)];
+    total += s;
+    (s == 0 ? ended : going) += (s == 0 ? ended : going).empty() ? task_name(w) : ", " + task_name(w);
+    same = same && s == all[0] && all[size_t(2 * w + 1)] == all[1];
+  }
+  const std::string who = "experimental_distribute_dataset with AutoShardPolicy::kOff";
+  if (!ended.empty() && !going.empty()) {
+    throw ValueError(who + ": the datasets of " + ended + " ended while those of " + going +
+                     " still have batches; every worker must yield the same number of batches "
+                     "(shard evenly, or use .repeat() with steps), or use AutoShardPolicy::kData");
+  }
+  if (first && samples > 0 && same) {
+    throw ValueError(who + ": every worker's first batch is the same (" + std::to_string(samples) +
+                     " samples on each of the " + std::to_string(n) + " workers), so all would "
+                     "train on the same data; shard each worker's dataset "
+                     "(dataset.shard(num_workers, worker_index) from input_context()) or use "
+                     "AutoShardPolicy::kData");
+  }
+  return total;
+}
+
 Tensor MultiWorkerMirroredStrategy::gather_outputs(const PerReplica& outputs,
                                                    const DistributedBatch& batch) {
   const bool any = std::any_of(batch.sizes.begin(), batch.sizes.end(), [](int64_t s) { return s > 0; });

@@ -53,6 +53,7 @@ class MultiWorkerMirroredStrategy final : public Strategy {
   void run_replicas(const std::function<void(int)>& fn) override;
   Tensor gather_outputs(const PerReplica& outputs, const DistributedBatch& batch) override;
   size_t gradient_bucket_bytes() const override;
+  int64_t agree_on_unsharded_batch(int64_t samples, uint64_t fingerprint, bool first) override;
 
   const ClusterResolver& cluster_resolver() const { return *resolver_; }
   const CommunicationOptions& communication_options() const { return options_; }

@@ -128,7 +128,9 @@ inline std::string describe_strategy(const strata::distribute::Strategy* strateg
   text += "; global batch " + std::to_string(global_batch) + ", " +
           std::to_string(per_replica) + " per replica";
   if (!on_gpu) {
-    text += ", " + std::to_string(std::max(1, strata::get_num_threads() / n)) +
+    // This process's threads are shared by its own replicas only.
+    const int local = strategy ? strategy->num_local_replicas() : 1;
+    text += ", " + std::to_string(std::max(1, strata::get_num_threads() / local)) +
             " thread(s) per replica";
   }
   return text;

@@ -7,6 +7,8 @@ Not part of the build. CPU: Debian's python3-torch (1.13) is enough. GPU: any Py
   /usr/bin/python3 bench/reference/pytorch_train.py --model resnet20 --batch 128 --steps 20
   python3 bench/reference/pytorch_train.py --model resnet56 --device gpu --dtype bf16 --steps 100
   python3 bench/reference/pytorch_train.py --model mnist_cnn --device gpu --epoch
+  RANK=r WORLD_SIZE=2 /usr/bin/python3 bench/reference/pytorch_train.py --ddp --threads 1 \
+      --init_method file:///tmp/ddp_store --batch 64 --steps 50      (r = 0 and 1, together)
 
 Models (the parameter counts printed must equal strata_bench's):
   mnist_cnn  apps/mnist's seed_cnn: Conv2d(1, 32, 3) + ReLU -> Flatten -> Linear(21632, 128) +
@@ -37,6 +39,15 @@ as Keras' mixed_bfloat16 / mixed_float16 policies), fp16 with a GradScaler (dyna
 scaling, initial scale 2^15 as Keras' LossScaleOptimizer). On a GPU the model and inputs are
 channels_last (NHWC, Strata's layout), cudnn.benchmark is on, and float32 convolutions and
 matmuls may use TF32 tensor cores as in Strata (and TensorFlow) by default, unless turned off.
+
+--ddp: one process of a DistributedDataParallel job (torch.distributed, gloo backend; the peer of
+strata_bench --strategy multi_worker_mirrored): RANK and WORLD_SIZE from the environment, the
+rendezvous through --init_method (env://: MASTER_ADDR and MASTER_PORT; or file://PATH, a file
+none of the processes has yet). --batch is each process's batch (weak scaling), its synthetic
+samples seeded by its rank; DDP as it is usually run (25 MB gradient buckets all-reduced during
+the backward pass, BatchNorm buffers broadcast from rank 0 every step). Every timed group ends
+with a barrier, so rank 0's clock covers the slowest rank; only rank 0 prints, and its samples/s
+are the global ones (batch x WORLD_SIZE per step).
 """
 import argparse
 import contextlib
@@ -45,6 +56,7 @@ import os
 import time
 
 import torch
+import torch.distributed as dist
 import torch.nn as nn
 import torch.nn.functional as F
 
@@ -195,6 +207,11 @@ def parse_args():
                    help="float32 convolutions and matmuls on TF32 tensor cores (default: on, as "
                         "Strata's config::tensor_float_32_execution_enabled and TensorFlow; "
                         "PyTorch's own default leaves matmuls off)")
+    p.add_argument("--ddp", action="store_true",
+                   help="one process of a DistributedDataParallel job (gloo; RANK, WORLD_SIZE "
+                        "from the environment); --batch is per process")
+    p.add_argument("--init_method", default="env://",
+                   help="--ddp's rendezvous: env:// (MASTER_ADDR, MASTER_PORT) or file://PATH")
     a = p.parse_args()
     if a.device == "cuda":
         a.device = "gpu"
@@ -208,6 +225,8 @@ def parse_args():
                 "older PyTorch); use bf16 on the CPU")
     if a.channels_last is None:
         a.channels_last = a.device == "gpu"
+    if a.ddp and (a.device != "cpu" or a.epoch):
+        p.error("--ddp runs on the CPU (gloo) over the repeated batch: no --device gpu or --epoch")
     return a
 
 
@@ -234,6 +253,8 @@ class Run:
         if self.channels_last:
             model = model.to(memory_format=torch.channels_last)
         model.train()
+        if a.ddp:  # broadcasts rank 0's parameters and buffers
+            model = nn.parallel.DistributedDataParallel(model)
         self.model = model
         self.optimizer_name = a.optimizer or ("sgd" if self.is_cnn else "sgd_momentum")
         self.opt = make_optimizer(self.optimizer_name, model, 0.01 if self.is_cnn else 0.1, decayed)
@@ -276,6 +297,8 @@ class Run:
     def synchronize(self):
         if self.dev.type == "cuda":
             torch.cuda.synchronize(self.dev)
+        if dist.is_initialized():  # rank 0's clock waits for the slowest rank
+            dist.barrier()
 
 
 def epoch_batches(run, a, x, y, samples):
@@ -294,20 +317,28 @@ def epoch_batches(run, a, x, y, samples):
 def main():
     a = parse_args()
     torch.set_num_threads(a.threads)
+    rank, world = 0, 1
+    if a.ddp:
+        rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+        dist.init_process_group("gloo", init_method=a.init_method, rank=rank, world_size=world)
+        if rank != 0:  # rank 0 speaks for the job
+            import sys
+            sys.stdout = open(os.devnull, "w")
     torch.manual_seed(42)
     torch.backends.cudnn.benchmark = a.cudnn_benchmark
     set_tf32(a.tf32)
     build_start = time.perf_counter()
     run = Run(a)
-    x, y = run.synthetic(a.batch, 1, run.dev)
+    x, y = run.synthetic(a.batch, 1 + 100 * rank, run.dev)
     x = run.to_input(x)
     samples = a.epoch_samples or run.epoch_samples
     epoch_steps = (samples + a.batch - 1) // a.batch
 
     timed = f"1 timed epoch ({epoch_steps} steps)" if a.epoch else f"{a.steps} timed steps"
     print(f"pytorch {torch.__version__} train: model {a.model} ({run.total_params} params), "
-          f"batch {a.batch}, optimizer {run.optimizer_name}, {torch.get_num_threads()} threads, "
-          f"{a.warmup} warm-up + {timed}, channels_last={run.channels_last}")
+          f"batch {a.batch}{' per process' if a.ddp else ''}, optimizer {run.optimizer_name}, {torch.get_num_threads()} threads, "
+          f"{a.warmup} warm-up + {timed}, channels_last={run.channels_last}"
+          f"{f', DDP gloo, {world} processes' if a.ddp else ''}")
     print(f"params            {with_commas(run.total_params)} total, "
           f"{with_commas(run.trainable_params)} trainable")
     device = (f"{run.dev} ({torch.cuda.get_device_name(run.dev)}), cudnn.benchmark "
@@ -368,8 +399,9 @@ def main():
     print(f"build + warm-up   {setup_s:.2f} s")
     if a.epoch:
         print(f"epoch             {total_s:.2f} s ({with_commas(samples)} samples, {steps} steps)")
-    timed_samples = samples if a.epoch else a.batch * steps
-    print(f"samples/s         {timed_samples / total_s:.1f} (pytorch, 1 device)")
+    timed_samples = samples if a.epoch else a.batch * world * steps
+    where = f"pytorch DDP gloo, {world} processes" if a.ddp else "pytorch, 1 device"
+    print(f"samples/s         {timed_samples / total_s:.1f} ({where})")
     print(f"ms/step           mean {total_s * 1e3 / steps:.2f}  median "
           f"{per_step[len(per_step) // 2]:.2f}  best {per_step[0]:.2f}"
           f"{' (median and best over groups of steps)' if a.sync_every > 1 else ''}")
@@ -378,6 +410,8 @@ def main():
     if run.dev.type == "cuda":
         print(f"peak GPU memory   {torch.cuda.max_memory_allocated(run.dev) / 2 ** 20:.1f} MiB "
               f"({run.dev}, tensors in use at most)")
+    if a.ddp:
+        dist.destroy_process_group()
 
 
 if __name__ == "__main__":

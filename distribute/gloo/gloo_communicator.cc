@@ -1,5 +1,7 @@
 #include "distribute/gloo/gloo_communicator.h"
 
+#include <signal.h>
+
 #include <gloo/allgather.h>
 #include <gloo/allreduce.h>
 #include <gloo/barrier.h>
@@ -389,6 +391,13 @@ GlooCommunicator::GlooCommunicator(KeyValueStore& store, int rank, int world_siz
                      std::to_string(world_size) + " is out of range");
   }
   if (options.timeout.count() <= 0) throw ValueError("GlooOptions::timeout must be positive");
+  // Gloo's TCP transport writes with writev: a peer that died would raise SIGPIPE, whose
+  // default action ends this process silently instead of failing the collective with a message.
+  // Ignored, as PyTorch's c10d does, unless the program installed a handler of its own.
+  struct sigaction current {};
+  if (sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) {
+    signal(SIGPIPE, SIG_IGN);
+  }
   impl_ = std::make_shared<Impl>(store, rank, world_size, std::move(options));
   Impl& impl = *impl_;
   impl.peer_address.resize(size_t(world_size));

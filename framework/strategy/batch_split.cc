@@ -84,6 +84,18 @@ class SplittingIterator final : public DistributedIterator {
   std::optional<DistributedBatch> next() override {
     std::optional<data::Element> batch = source_();
     if (!batch) return std::nullopt;
+    // A first batch smaller than the worker count would leave some worker without a single
+    // sample in every step: a dataset batched too small for this cluster.
+    const int64_t workers = context_.num_input_pipelines;
+    if (first_ && workers > 1 && !batch->empty() && (*batch)[0].defined() &&
+        (*batch)[0].rank() > 0 && (*batch)[0].dim(0) < workers) {
+      throw ValueError(std::string(options_.who) + ": the global batch of " +
+                       std::to_string((*batch)[0].dim(0)) + " sample(s) leaves worker " +
+                       std::to_string(workers - 1) + " of " + std::to_string(workers) +
+                       " without data; batch the dataset with at least one sample per replica "
+                       "in sync (the global batch size)");
+    }
+    first_ = false;
     DistributedBatch out =
         split_batch(*batch, devices_, options_.global_batch_size, options_.who, context_);
     if (options_.global_batch_size == 0) options_.global_batch_size = out.global_size;
@@ -95,6 +107,7 @@ class SplittingIterator final : public DistributedIterator {
   std::vector<Device> devices_;
   InputOptions options_;
   InputContext context_;
+  bool first_ = true;
 };
 
 }  // namespace

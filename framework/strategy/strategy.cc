@@ -251,9 +251,71 @@ class GroupingIterator final : public DistributedIterator {
   int workers_;
 };
 
+// AutoShardPolicy::kOff: each worker's batches are its own; the workers compare them as they go
+// (Strategy::agree_on_unsharded_batch), so identical data or uneven ends are errors, not hangs.
+class UnshardedIterator final : public DistributedIterator {
+ public:
+  UnshardedIterator(Strategy* strategy, std::unique_ptr<data::Iterator> it)
+      : strategy_(strategy), it_(std::move(it)), devices_(strategy->worker_devices()) {}
+  std::optional<DistributedBatch> next() override {
+    std::optional<data::Element> batch = it_->next();
+    const int64_t samples = batch && !batch->empty() && (*batch)[0].defined() && (*batch)[0].rank() > 0
+                                ? (*batch)[0].dim(0) : 0;
+    const int64_t global =
+        strategy_->agree_on_unsharded_batch(samples, first_ && batch ? fingerprint(*batch) : 0, first_);
+    first_ = false;
+    if (!batch) return std::nullopt;
+    DistributedBatch out = split_batch(*batch, devices_, -1, "experimental_distribute_dataset");
+    out.global_size = global;
+    for (size_t r = 0; r < out.sizes.size(); ++r) out.fractions[r] = double(out.sizes[r]) / double(global);
+    return out;
+  }
+
+ private:
+  // FNV-1a over every tensor's bytes: enough to tell whether two workers read the same batch.
+  static uint64_t fingerprint(const data::Element& batch) {
+    uint64_t h = 1469598103934665603ULL;
+    for (const Tensor& t0 : batch) {
+      if (!t0.defined()) continue;
+      const Tensor t = t0.to(Device::cpu());
+      const auto* p = static_cast<const unsigned char*>(t.raw_data());
+      for (size_t i = 0; i < t.nbytes(); ++i) h = (h ^ p[i]) * 1099511628211ULL;
+    }
+    return h;
+  }
+
+  Strategy* strategy_;
+  std::unique_ptr<data::Iterator> it_;
+  std::vector<Device> devices_;
+  bool first_ = true;
+};
+
 }  // namespace
 
-DistributedDataset Strategy::experimental_distribute_dataset(const data::Dataset& dataset) {
+const char* auto_shard_policy_name(AutoShardPolicy policy) {
+  switch (policy) {
+    case AutoShardPolicy::kAuto: return "AutoShardPolicy::kAuto";
+    case AutoShardPolicy::kFile: return "AutoShardPolicy::kFile";
+    case AutoShardPolicy::kData: return "AutoShardPolicy::kData";
+    case AutoShardPolicy::kOff: return "AutoShardPolicy::kOff";
+  }
+  return "AutoShardPolicy";
+}
+
+DistributedDataset Strategy::experimental_distribute_dataset(const data::Dataset& dataset,
+                                                             AutoShardPolicy policy) {
+  if (num_workers() > 1 && policy == AutoShardPolicy::kFile) {
+    throw ValueError(name() + ".experimental_distribute_dataset: AutoShardPolicy::kFile divides "
+                     "a dataset's files among the " + std::to_string(num_workers()) +
+                     " workers, but this dataset reads no files (it is built from tensors or a "
+                     "generator); use AutoShardPolicy::kData or kAuto, which give worker " +
+                     std::to_string(worker_index()) + " its part of every global batch");
+  }
+  if (num_workers() > 1 && policy == AutoShardPolicy::kOff) {
+    return DistributedDataset([this, dataset]() -> std::unique_ptr<DistributedIterator> {
+      return std::make_unique<UnshardedIterator>(this, dataset.make_iterator());
+    });
+  }
   // The dataset's iterators live as long as the distributed iterator that draws from them.
   return DistributedDataset([this, dataset]() -> std::unique_ptr<DistributedIterator> {
     std::shared_ptr<data::Iterator> it = dataset.make_iterator();

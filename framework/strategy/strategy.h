@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "framework/backend/kernel_params.h"
+#include "framework/strategy/auto_shard.h"
 #include "framework/strategy/distributed_dataset.h"
 #include "framework/strategy/distributed_input.h"
 #include "framework/strategy/distributed_values.h"
@@ -113,8 +114,10 @@ class Strategy : public std::enable_shared_from_this<Strategy> {
   // Result of a single value (the default strategy's run): returned as is.
   Tensor reduce(ReduceOp op, const Tensor& value, std::optional<int> axis = std::nullopt) const;
 
-  // Each global batch of `dataset` split evenly over the replicas (distribute_input).
-  DistributedDataset experimental_distribute_dataset(const data::Dataset& dataset);
+  // Each global batch of `dataset` split evenly over the replicas (distribute_input); with
+  // several workers, divided among them by `policy` (auto_shard.h).
+  DistributedDataset experimental_distribute_dataset(const data::Dataset& dataset,
+                                                     AutoShardPolicy policy = AutoShardPolicy::kAuto);
   // One dataset per input pipeline (one per worker), made by `fn` with this worker's
   // input_context(); its batches are per-replica batches: local replica r takes the r-th of each
   // group of num_local_replicas() consecutive batches.
@@ -134,6 +137,14 @@ class Strategy : public std::enable_shared_from_this<Strategy> {
   // CommunicationOptions.bytes_per_pack; 25 MB, as PyTorch DDP, unless a strategy says).
   virtual size_t gradient_bucket_bytes() const;
 
+  // AutoShardPolicy::kOff with several workers: every worker's batch of this step, compared.
+  // Returns the global batch (the sum of every worker's `samples`); ValueError when the workers'
+  // first batches are identical (`first`, same `fingerprint`) or only some of them have a batch
+  // (samples 0 marks a worker whose dataset ended). Single-worker strategies: samples.
+  virtual int64_t agree_on_unsharded_batch(int64_t samples, uint64_t /*fingerprint*/,
+                                           bool /*first*/) {
+    return samples;
+  }
   // True only for the default strategy (no scope entered).
   virtual bool is_default() const { return false; }
 

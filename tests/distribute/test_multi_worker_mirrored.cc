@@ -14,6 +14,7 @@
 #include "framework/strategy/replica_context.h"
 #include "support/test_helpers.h"
 #include "tests/distribute/distribute_test_utils.h"
+#include "tests/distribute/in_process_workers.h"
 #include "tests/distribute/worker_processes.h"
 
 namespace strata::testing {
@@ -96,7 +97,12 @@ RunResult train_with_fit(distribute::Strategy* strategy) {
 
 // A custom loop (strategy.run, strategy.reduce, the optimizer's own all-reduce): 40 samples in
 // global batches of 16 (16, 16, 8); loss = the global batch's mean.
-RunResult train_custom_loop(distribute::Strategy* strategy) {
+// With kOff each worker reads its own shard (dataset.shard) in batches of 16 / workers, which
+// together are the same global batches; "off_unsharded" reads everything (the same data on
+// every worker); "off_uneven" gives worker 1 one batch less.
+RunResult train_custom_loop(distribute::Strategy* strategy,
+                            distribute::AutoShardPolicy policy = distribute::AutoShardPolicy::kAuto,
+                            const std::string& variant = "") {
   distribute::Strategy& s = strategy ? *strategy : *distribute::get_strategy();
   std::shared_ptr<Sequential> model;
   std::shared_ptr<optimizers::Optimizer> opt;
@@ -107,10 +113,17 @@ RunResult train_custom_loop(distribute::Strategy* strategy) {
     opt = std::make_shared<optimizers::SGD>(0.1, 0.9);
   }
   const ClassifierData d = classifier_data(40, 3);
-  const data::Dataset ds = data::Dataset::from_tensor_slices({d.x, d.y}).batch(16);
+  data::Dataset ds = data::Dataset::from_tensor_slices({d.x, d.y}).batch(16);
+  if (policy == distribute::AutoShardPolicy::kOff) {
+    const distribute::InputContext c = s.input_context();
+    data::Dataset slices = data::Dataset::from_tensor_slices({d.x, d.y});
+    if (variant != "off_unsharded") slices = slices.shard(c.num_input_pipelines, c.input_pipeline_id);
+    if (variant == "off_uneven" && c.input_pipeline_id == 1) slices = slices.take(12);
+    ds = slices.batch(16 / c.num_input_pipelines);
+  }
   const losses::SparseCategoricalCrossentropy per_sample(true, losses::Reduction::kNone);
   RunResult r;
-  auto it = s.experimental_distribute_dataset(ds).make_iterator();
+  auto it = s.experimental_distribute_dataset(ds, policy).make_iterator();
   while (std::optional<distribute::DistributedBatch> batch = it->next()) {
     const distribute::PerReplica losses = s.run(
         [&](const data::Element& b) {
@@ -141,6 +154,45 @@ class EpochMarker final : public Callback {
   std::string path_;
 };
 
+constexpr const char* kBackupDir = "STRATA_TEST_MWMS_BACKUP_DIR";
+constexpr const char* kKillAt = "STRATA_TEST_MWMS_KILL_AT";  // "<worker>:<epoch>:<batch>"
+
+// Kills this process (SIGKILL: no cleanup, as a machine that dies) at a chosen batch.
+class KillAt final : public Callback {
+ public:
+  KillAt(int epoch, int batch) : epoch_(epoch), batch_(batch) {}
+  void on_epoch_begin(int epoch, const Logs&) override { current_ = epoch; }
+  void on_train_batch_end(int batch, const Logs&) override {
+    if (current_ == epoch_ && batch == batch_) raise(SIGKILL);
+  }
+
+ private:
+  int epoch_, batch_, current_ = -1;
+};
+
+// 4 epochs of 4 steps with a backup at each epoch end in `backup_dir`; `kill_at`
+// ("<worker>:<epoch>:<batch>") kills that worker there.
+RunResult train_with_backup(distribute::Strategy* strategy, const std::string& backup_dir,
+                            const std::string& kill_at) {
+  std::shared_ptr<Sequential> model;
+  {
+    auto scope = strategy->scope();
+    model = small_classifier("sgd_momentum");
+  }
+  std::vector<CallbackPtr> callbacks{std::make_shared<BackupAndRestore>(backup_dir)};
+  int worker = -1, epoch = -1, batch = -1;
+  if (std::sscanf(kill_at.c_str(), "%d:%d:%d", &worker, &epoch, &batch) == 3 &&
+      worker == strategy->worker_index()) {
+    callbacks.push_back(std::make_shared<KillAt>(epoch, batch));
+  }
+  const ClassifierData d = classifier_data(kSamples);
+  History h = model->fit(d.x, d.y, FitOptions().batch_size(kBatch).epochs(4).verbose(0).callbacks(callbacks));
+  RunResult r;
+  r.weights = flat_weights(*model);
+  r.loss = h.history["loss"];
+  return r;
+}
+
 constexpr const char* kGpu = "STRATA_TEST_MWMS_GPU";
 
 // "lonely": a worker whose peer never comes gives up after 5 s. The workers of one test share
@@ -168,6 +220,8 @@ TEST(MultiWorkerChild, Run) {
     write_result(out, train_with_fit(strategy.get()));
   } else if (what == "custom") {
     write_result(out, train_custom_loop(strategy.get()));
+  } else if (what.rfind("off", 0) == 0) {
+    write_result(out, train_custom_loop(strategy.get(), distribute::AutoShardPolicy::kOff, what));
   } else if (what == "long") {
     std::shared_ptr<Sequential> model;
     {
@@ -177,6 +231,9 @@ TEST(MultiWorkerChild, Run) {
     const ClassifierData d = classifier_data(kSamples);
     model->fit(d.x, d.y, FitOptions().batch_size(kBatch).epochs(100000).verbose(0).callbacks(
                              {std::make_shared<EpochMarker>(out)}));
+  } else if (what == "backup") {
+    write_result(out, train_with_backup(strategy.get(), std::getenv(kBackupDir),
+                                        std::getenv(kKillAt) ? std::getenv(kKillAt) : ""));
   } else {
     FAIL() << "unknown scenario " << what;
   }
@@ -284,6 +341,48 @@ TEST_F(MultiWorkerMirrored, TwoWorkersOneGpuEachOverCrossProcessNccl) {
   }
 }
 
+TEST_F(MultiWorkerMirrored, AutoShardOffWithShardedDatasetsLikeOneProcess) {
+  const RunResult reference = train_custom_loop(nullptr);
+  const std::vector<RunResult> workers = run_job(2, "off");
+  for (size_t w = 0; w < workers.size(); ++w) expect_same_run(workers[w], reference, "worker " + std::to_string(w));
+}
+
+TEST_F(MultiWorkerMirrored, AutoShardOffRefusesTheSameDataAndUnevenEnds) {
+  for (const std::string variant : {"off_unsharded", "off_uneven"}) {
+    SCOPED_TRACE(variant);
+    WorkerProcesses job;
+    const std::vector<std::string> configs = tf_configs(2);
+    for (int w = 0; w < 2; ++w) start(job, configs, w, variant);
+    for (int w = 0; w < 2; ++w) {
+      const ChildExit e = job.wait(w, 60);
+      EXPECT_TRUE(e.exited && e.code != 0) << job.log(w);
+      EXPECT_NE(job.log(w).find(variant == "off_unsharded" ? "first batch is the same (8 samples on each of the 2 workers)"
+                                                           : "the datasets of worker 1 (localhost:"),
+                std::string::npos)
+          << job.log(w);
+    }
+  }
+}
+
+TEST(MultiWorkerInput, FilePolicyAndTooSmallBatchesAreErrors) {
+  distribute::InProcessGroup group(2);
+  InProcessWorker worker(1, 2, group.communicator(1));
+  const ClassifierData d = classifier_data(10);
+  const data::Dataset slices = data::Dataset::from_tensor_slices({d.x, d.y});
+  expect_error<ValueError>(
+      [&] { worker.experimental_distribute_dataset(slices.batch(4), distribute::AutoShardPolicy::kFile); },
+      {"AutoShardPolicy::kFile", "reads no files", "kData"});
+  auto it = worker.experimental_distribute_dataset(slices.batch(1)).make_iterator();
+  expect_error<ValueError>([&] { it->next(); }, {"global batch of 1 sample(s)", "leaves worker 1 of 2"});
+  // kData (and kAuto): worker 1 keeps the second half of each global batch.
+  auto parts = worker.experimental_distribute_dataset(slices.batch(4), distribute::AutoShardPolicy::kData)
+                   .make_iterator();
+  std::optional<distribute::DistributedBatch> b = parts->next();
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(b->global_size, 4);
+  EXPECT_EQ(b->per_replica[0][0].to_vector<float>(), d.x.slice(2, 4).to_vector<float>());
+}
+
 TEST_F(MultiWorkerMirrored, WorkersStartedInReverseOrderFiveSecondsApart) {
   const RunResult reference = train_with_fit(nullptr);
   WorkerProcesses job;
@@ -315,6 +414,49 @@ TEST_F(MultiWorkerMirrored, KilledWorkerMakesTheOthersFailNamingIt) {
     EXPECT_TRUE(e.exited) << "worker " << w << " did not stop within 30 s of worker 2's death\n" << job.log(w);
     EXPECT_NE(e.code, 0);
     EXPECT_NE(job.log(w).find("worker 2 (localhost:"), std::string::npos) << job.log(w);
+  }
+}
+
+TEST_F(MultiWorkerMirrored, KilledMidEpochThenRestartedResumesFromTheBackup) {
+  const std::string uninterrupted = dir_ + "/backup_uninterrupted", resumed = dir_ + "/backup";
+  auto run = [&](const std::string& backup, const std::string& kill_at) {
+    WorkerProcesses job;
+    const std::vector<std::string> configs = tf_configs(2);
+    for (int w = 0; w < 2; ++w) {
+      job.start(kChildTest,
+                {"TF_CONFIG=" + configs[size_t(w)], std::string(kScenario) + "=backup",
+                 std::string(kOut) + "=" + out(w), std::string(kBackupDir) + "=" + backup,
+                 std::string(kKillAt) + "=" + kill_at},
+                log(w));
+    }
+    std::vector<ChildExit> exits;
+    for (int w = 0; w < 2; ++w) exits.push_back(job.wait(w, 60));
+    return std::make_pair(exits, std::vector<std::string>{job.log(0), job.log(1)});
+  };
+  // The job without a failure.
+  auto [clean, clean_logs] = run(uninterrupted, "");
+  for (int w = 0; w < 2; ++w) ASSERT_TRUE(clean[size_t(w)].exited && clean[size_t(w)].code == 0) << clean_logs[size_t(w)];
+  const RunResult want = read_result(out(0));
+  ASSERT_EQ(want.loss.size(), 4u);
+  std::filesystem::remove(out(0));
+  // Worker 1 dies in the third epoch (after the backup of the second); worker 0 stops naming it.
+  auto [killed, killed_logs] = run(resumed, "1:2:1");
+  EXPECT_EQ(killed[1].signal, SIGKILL) << killed_logs[1];
+  EXPECT_TRUE(killed[0].exited && killed[0].code != 0) << killed_logs[0];
+  EXPECT_NE(killed_logs[0].find("worker 1 (localhost:"), std::string::npos) << killed_logs[0];
+  // The whole job started again resumes at epoch 3 and ends with the uninterrupted weights.
+  auto [again, again_logs] = run(resumed, "");
+  for (int w = 0; w < 2; ++w) ASSERT_TRUE(again[size_t(w)].exited && again[size_t(w)].code == 0) << again_logs[size_t(w)];
+  for (int w = 0; w < 2; ++w) {
+    const RunResult got = read_result(out(w));
+    EXPECT_EQ(got.loss.size(), 2u) << "the resumed run trains epochs 3 and 4 only";
+    ASSERT_EQ(got.weights.size(), want.weights.size());
+    for (size_t k = 0; k < want.weights.size(); ++k) {
+      for (size_t i = 0; i < want.weights[k].size(); ++i) {
+        ASSERT_NEAR(got.weights[k][i], want.weights[k][i], 1e-6 + 1e-5 * std::fabs(want.weights[k][i]))
+            << "worker " << w << " weight " << k << " element " << i;
+      }
+    }
   }
 }
 
