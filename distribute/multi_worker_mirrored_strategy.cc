@@ -39,14 +39,21 @@ bool all_gpus(const std::vector<Device>& devices) {
                      [](const Device& d) { return d.type == DeviceType::kCUDA; });
 }
 
-// Whether gradients go GPU to GPU across workers: one NCCL communicator over every worker's GPUs
-// (kNccl, or kAuto where every local device is a GPU and the build has NCCL).
-bool cross_process_nccl(const CommunicationOptions& o, const std::vector<Device>& devices) {
+// Whether gradients go over NCCL: kNccl (refused here, before joining the cluster, where it
+// cannot be had), kAuto where every local device is a GPU and the build has NCCL, never kRing.
+// With several workers that means one NCCL communicator over every worker's GPUs; alone, the
+// in-process NcclAllReduce.
+bool use_nccl(const CommunicationOptions& o, const std::vector<Device>& devices) {
   switch (o.implementation_) {
     case CommunicationImplementation::kNccl:
       if (!all_gpus(devices)) {
         throw ValueError(std::string(kWho) + ": CommunicationImplementation::kNccl needs GPUs, "
                          "but this worker's replicas are on CPUs; use kRing or kAuto");
+      }
+      if (!nccl_available()) {
+        throw ValueError(std::string(kWho) + ": CommunicationImplementation::kNccl needs NCCL, "
+                         "but this build of Strata has none (configure found no CUDA backend or "
+                         "no NCCL; see the cmake output); use kRing or kAuto");
       }
       return true;
     case CommunicationImplementation::kRing:
@@ -55,27 +62,6 @@ bool cross_process_nccl(const CommunicationOptions& o, const std::vector<Device>
       break;
   }
   return all_gpus(devices) && nccl_available();
-}
-
-// How this worker's own replicas combine, before the cross-worker step (Gloo), where the
-// workers do not share one NCCL communicator: kRing, or a single worker.
-std::shared_ptr<CrossDeviceOps> local_ops(const CommunicationOptions& o,
-                                          const std::vector<Device>& devices) {
-  const bool gpus = all_gpus(devices);
-  switch (o.implementation_) {
-    case CommunicationImplementation::kNccl:
-      if (!gpus) {
-        throw ValueError(std::string(kWho) + ": CommunicationImplementation::kNccl needs GPUs, "
-                         "but this worker's replicas are on CPUs; use kRing or kAuto");
-      }
-      return std::make_shared<NcclAllReduce>();
-    case CommunicationImplementation::kRing:
-      break;
-    case CommunicationImplementation::kAuto:
-      if (gpus && nccl_available()) return std::make_shared<NcclAllReduce>();
-      break;
-  }
-  return std::make_shared<ReductionToOneDevice>();
 }
 
 // A group the coordination service's error reports abort (a worker died: the collective this
@@ -113,12 +99,11 @@ MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(
       options_(options) {
   check_options(options_);
   const std::vector<Device> devices = resolve_devices(device_names, kWho);
-  const bool nccl_across = cross_process_nccl(options_, devices);
-  std::shared_ptr<CrossDeviceOps> ops = local_ops(options_, devices);
+  const bool nccl = use_nccl(options_, devices);
   cluster_ = WorkerCluster::join(*resolver_, options_, kWho);
   WorkerCluster* cluster = cluster_.get();
   GroupFactory factory;
-  if (cluster != nullptr && nccl_across) {
+  if (cluster != nullptr && nccl) {
     // Every GPU of every worker is one rank of one NCCL communicator (local replicas still meet
     // first inside NCCL, over NVLink/PCIe, before the network). Gloo only carries the small
     // host-side syncs (variables' initial values, metrics, outputs).
@@ -128,7 +113,7 @@ MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(
         -> std::unique_ptr<CommunicatorGroup> {
       CrossProcessNcclOptions o;
       o.generation = (*generation)++;
-      o.chief_name = cluster->task_name(0);
+      o.worker_name = [cluster](int w) { return cluster->task_name(w); };
       // A group remade after a failure (the job is stopping) must not wait for the others.
       o.connect_now = o.generation == 0;
       return std::make_unique<AbortedOnClusterError>(
@@ -137,6 +122,14 @@ MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(
           cluster);
     };
   } else {
+    // This worker's replicas combine in the process first (NCCL only for a worker alone: with
+    // others it took the branch above), then local replica 0 with the other workers over Gloo.
+    std::shared_ptr<CrossDeviceOps> ops;
+    if (nccl) {
+      ops = std::make_shared<NcclAllReduce>();
+    } else {
+      ops = std::make_shared<ReductionToOneDevice>();
+    }
     factory = [ops, cluster](const std::vector<Device>& d) -> std::unique_ptr<CommunicatorGroup> {
       std::unique_ptr<CommunicatorGroup> local = ops->make_group(d);
       if (cluster == nullptr) return local;

@@ -5,6 +5,17 @@
 #include "distribute/nccl_support.h"
 
 namespace strata::distribute {
+namespace {
+
+std::string prefix(const CrossProcessNcclOptions& options) {
+  return "nccl/" + std::to_string(options.generation) + "/";
+}
+
+std::string name_of(const CrossProcessNcclOptions& options, int worker) {
+  return options.worker_name ? options.worker_name(worker) : "worker " + std::to_string(worker);
+}
+
+}  // namespace
 
 std::string nccl_unique_id_key(int generation) {
   return "nccl/" + std::to_string(generation) + "/unique_id";
@@ -14,9 +25,11 @@ std::string exchange_nccl_unique_id(KeyValueStore& store, int worker, int local_
                                     const std::function<std::string()>& make_id,
                                     std::chrono::milliseconds timeout,
                                     const CrossProcessNcclOptions& options) {
+  // Lets a set-up that times out later say which workers never got this far.
+  store.set(prefix(options) + "joined/" + std::to_string(worker), "1");
   const std::string key = nccl_unique_id_key(options.generation);
-  const std::string ranks_key = "nccl/" + std::to_string(options.generation) + "/local_ranks";
-  const std::string chief = options.chief_name.empty() ? "worker 0" : options.chief_name;
+  const std::string ranks_key = prefix(options) + "local_ranks";
+  const std::string chief = name_of(options, 0);
   if (worker == 0) {
     std::string id = make_id();
     // The rank count first: whoever reads the id finds it next to it.
@@ -29,7 +42,7 @@ std::string exchange_nccl_unique_id(KeyValueStore& store, int worker, int local_
     id = store.get(key, timeout);
   } catch (const CoordinationError& e) {
     throw CoordinationError(
-        "cross-process NCCL set-up: worker " + std::to_string(worker) + " waited " +
+        "cross-process NCCL set-up: " + name_of(options, worker) + " waited " +
         std::to_string(timeout.count()) + " ms for the NCCL unique id that " + chief +
         " publishes (key '" + key + "'), in vain (" + e.what() + "): " + chief +
         " failed or has not reached the NCCL set-up; see its log, or raise "
@@ -37,12 +50,22 @@ std::string exchange_nccl_unique_id(KeyValueStore& store, int worker, int local_
   }
   const std::optional<std::string> theirs = store.try_get(ranks_key);
   if (theirs && *theirs != std::to_string(local_ranks)) {
-    throw ValueError("cross-process NCCL set-up: worker " + std::to_string(worker) + " has " +
+    throw ValueError("cross-process NCCL set-up: " + name_of(options, worker) + " has " +
                      std::to_string(local_ranks) + " GPU replicas but " + chief + " has " +
                      *theirs + "; every worker needs the same number of GPUs (pass the same "
                      "number of devices to the strategy on every worker)");
   }
   return id;
+}
+
+std::string nccl_workers_missing(KeyValueStore& store, int num_workers,
+                                 const CrossProcessNcclOptions& options) {
+  std::string missing;
+  for (int w = 0; w < num_workers; ++w) {
+    if (store.try_get(prefix(options) + "joined/" + std::to_string(w))) continue;
+    missing += (missing.empty() ? "" : ", ") + name_of(options, w);
+  }
+  return missing;
 }
 
 }  // namespace strata::distribute

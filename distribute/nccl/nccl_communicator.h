@@ -1,6 +1,12 @@
 // Internal to distribute/nccl/: one rank's NCCL communicator and communication stream, and the
 // Communicator on it, shared by NcclGroup (the GPUs of one process, ncclCommInitAll) and
 // NcclCrossProcessGroup (one communicator spanning every worker's GPUs, ncclCommInitRank).
+//
+// Streams: collectives run on a communication stream per device, so an all-reduce of a gradient
+// bucket overlaps with the backward pass still running on the compute stream. Before a
+// collective, the communication stream waits for the compute stream (the tensor's producers);
+// wait() makes the compute stream wait for the collective. Neither blocks the host, and the
+// tensor is only reused after wait(), which the caching allocator's stream-ordering requires.
 // Includes NCCL and CUDA headers.
 #pragma once
 

@@ -153,7 +153,6 @@ void NcclCrossProcessGroup::connect() {
 void NcclCrossProcessGroup::connect_now() {
   const int n = int(devices_.size());
   const int world = num_workers_ * n;
-  const std::string chief = options_.chief_name.empty() ? "worker 0" : options_.chief_name;
   const std::string where = "worker " + std::to_string(worker_) + " of " +
                             std::to_string(num_workers_) + ", " + std::to_string(n) + " GPU(s)";
   // The id: made by global rank 0 (the chief's first GPU), read by everyone else.
@@ -169,8 +168,8 @@ void NcclCrossProcessGroup::connect_now() {
       },
       timeout_, options_);
   if (bytes.size() != sizeof(ncclUniqueId)) {
-    throw CoordinationError("cross-process NCCL set-up (" + where + "): the unique id from " +
-                            chief + " has " + std::to_string(bytes.size()) + " bytes, not " +
+    throw CoordinationError("cross-process NCCL set-up (" + where + "): the unique id has " +
+                            std::to_string(bytes.size()) + " bytes, not " +
                             std::to_string(sizeof(ncclUniqueId)) +
                             ": every worker must run a build of Strata with the same NCCL");
   }
@@ -221,11 +220,16 @@ void NcclCrossProcessGroup::connect_now() {
       }
       if (std::chrono::steady_clock::now() > deadline) {
         abort_all(comms);
+        const std::string missing = nccl_workers_missing(store_, num_workers_, options_);
         throw CoordinationError(
             "cross-process NCCL set-up (" + where + "): not every worker's GPUs joined the " +
             std::to_string(world) + "-rank NCCL communicator (" + init + ") within " +
-            std::to_string(timeout_.count()) + " ms: a worker failed or never reached the set-up "
-            "(see the other workers' logs), or " + kSetUpFix);
+            std::to_string(timeout_.count()) + " ms: " +
+            (missing.empty() ? "every worker reached the set-up, but NCCL could not connect "
+                               "them; "
+                             : missing + " never reached the set-up (failed or still starting: "
+                               "see its log), or ") +
+            kSetUpFix);
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }

@@ -69,7 +69,9 @@ TEST(CrossProcessNcclUniqueId, TimeoutNamesTheChief) {
   InMemoryStore store;  // the chief never publishes
   CrossProcessNcclOptions options;
   options.generation = 3;
-  options.chief_name = "chief 0 (localhost:2222)";
+  options.worker_name = [](int w) {
+    return w == 0 ? std::string("chief 0 (localhost:2222)") : "worker " + std::to_string(w);
+  };
   const auto start = std::chrono::steady_clock::now();
   testing::expect_error<CoordinationError>(
       [&] {
@@ -89,6 +91,24 @@ TEST(CrossProcessNcclUniqueId, DifferentGpuCountsAreRefused) {
   testing::expect_error<ValueError>(
       [&] { exchange_nccl_unique_id(store, 1, 1, [] { return std::string(); }, 1s); },
       {"worker 1 has 1 GPU", "worker 0 has 2", "same number of GPUs"});
+}
+
+// What a set-up that times out reports: the workers that never reached it, per generation.
+TEST(CrossProcessNcclUniqueId, MissingWorkersAreNamed) {
+  InMemoryStore store;
+  CrossProcessNcclOptions options;
+  options.generation = 4;
+  auto id = [] { return std::string("id"); };
+  EXPECT_EQ(nccl_workers_missing(store, 3, options), "worker 0, worker 1, worker 2");
+  exchange_nccl_unique_id(store, 0, 1, id, 1s, options);
+  exchange_nccl_unique_id(store, 2, 1, id, 1s, options);
+  EXPECT_EQ(nccl_workers_missing(store, 3, options), "worker 1");
+  exchange_nccl_unique_id(store, 1, 1, id, 1s, options);
+  EXPECT_EQ(nccl_workers_missing(store, 3, options), "");
+  CrossProcessNcclOptions next;  // a remade group starts over
+  next.generation = 5;
+  next.worker_name = [](int w) { return "task " + std::to_string(w); };
+  EXPECT_EQ(nccl_workers_missing(store, 2, next), "task 0, task 1");
 }
 
 // ---- the factory's errors ----
