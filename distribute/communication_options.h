@@ -10,9 +10,12 @@
 
 namespace strata::distribute {
 
-// TensorFlow's CommunicationImplementation. kRing: Gloo over TCP across workers (CPUs); kNccl:
-// NCCL among a worker's GPUs, then Gloo across workers; kAuto: NCCL where every local device is a
-// GPU and NCCL is there, else ring.
+// TensorFlow's CommunicationImplementation. kRing: a worker's replicas combine in the process,
+// then Gloo over TCP across workers (host copies; any devices). kNccl: every GPU of every worker
+// is one rank of a single NCCL communicator (ncclCommInitRank; the unique id travels through the
+// coordination service), so gradients go GPU to GPU across machines; ValueError on CPUs or in a
+// build without NCCL. kAuto: kNccl where every local device is a GPU and NCCL is there, else
+// kRing. Either way the small host-side syncs (initial values, metrics) use Gloo.
 enum class CommunicationImplementation { kAuto, kRing, kNccl };
 
 class CommunicationOptions {

@@ -1,5 +1,6 @@
 // HierarchicalGroup: the communicators of one worker's local replicas in a multi-worker job
-// (MultiWorkerMirroredStrategy with several GPUs or logical CPUs per worker). A collective first
+// (MultiWorkerMirroredStrategy on CPUs, or with kRing; GPUs with NCCL share one cross-process
+// NCCL communicator instead: nccl/nccl_cross_process_group.h). A collective first
 // combines the local replicas in this process (the local group: in-process, host-staged or NCCL),
 // then local replica 0 combines that with the other workers over the cross-worker communicator
 // (one rank per worker: Gloo), then local replica 0 shares the result with the local replicas.

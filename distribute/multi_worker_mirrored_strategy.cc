@@ -1,6 +1,7 @@
 #include "distribute/multi_worker_mirrored_strategy.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "distribute/cluster_resolver/tfconfig_cluster_resolver.h"
 #include "distribute/cross_device_ops.h"
@@ -33,27 +34,55 @@ void check_options(const CommunicationOptions& o) {
   positive(o.register_timeout_seconds_, "register_timeout_seconds");
 }
 
-// How this worker's own replicas combine, before the cross-worker step.
-std::shared_ptr<CrossDeviceOps> local_ops(const CommunicationOptions& o,
-                                          const std::vector<Device>& devices) {
-  const bool all_gpus = std::all_of(devices.begin(), devices.end(), [](const Device& d) {
-    return d.type == DeviceType::kCUDA;
-  });
+bool all_gpus(const std::vector<Device>& devices) {
+  return std::all_of(devices.begin(), devices.end(),
+                     [](const Device& d) { return d.type == DeviceType::kCUDA; });
+}
+
+// Whether gradients go over NCCL: kNccl (refused here, before joining the cluster, where it
+// cannot be had), kAuto where every local device is a GPU and the build has NCCL, never kRing.
+// With several workers that means one NCCL communicator over every worker's GPUs; alone, the
+// in-process NcclAllReduce.
+bool use_nccl(const CommunicationOptions& o, const std::vector<Device>& devices) {
   switch (o.implementation_) {
     case CommunicationImplementation::kNccl:
-      if (!all_gpus) {
+      if (!all_gpus(devices)) {
         throw ValueError(std::string(kWho) + ": CommunicationImplementation::kNccl needs GPUs, "
                          "but this worker's replicas are on CPUs; use kRing or kAuto");
       }
-      return std::make_shared<NcclAllReduce>();
+      if (!nccl_available()) {
+        throw ValueError(std::string(kWho) + ": CommunicationImplementation::kNccl needs NCCL, "
+                         "but this build of Strata has none (configure found no CUDA backend or "
+                         "no NCCL; see the cmake output); use kRing or kAuto");
+      }
+      return true;
     case CommunicationImplementation::kRing:
-      return std::make_shared<ReductionToOneDevice>();
+      return false;
     case CommunicationImplementation::kAuto:
       break;
   }
-  if (all_gpus && nccl_available()) return std::make_shared<NcclAllReduce>();
-  return std::make_shared<ReductionToOneDevice>();
+  return all_gpus(devices) && nccl_available();
 }
+
+// A group the coordination service's error reports abort (a worker died: the collective this
+// worker's GPUs wait in must end), as they abort the Gloo communicator.
+class AbortedOnClusterError final : public CommunicatorGroup {
+ public:
+  AbortedOnClusterError(std::unique_ptr<CommunicatorGroup> group, WorkerCluster* cluster)
+      : group_(std::move(group)), cluster_(cluster) {
+    CommunicatorGroup* g = group_.get();
+    hook_ = cluster_->add_error_hook([g](const std::string& error) { g->abort(error); });
+  }
+  ~AbortedOnClusterError() override { cluster_->remove_error_hook(hook_); }
+  int world_size() const override { return group_->world_size(); }
+  void abort(const std::string& reason) override { group_->abort(reason); }
+  std::shared_ptr<Communicator> communicator(int rank) override { return group_->communicator(rank); }
+
+ private:
+  std::unique_ptr<CommunicatorGroup> group_;
+  WorkerCluster* cluster_;
+  int hook_ = -1;
+};
 
 // `t` flattened to float64 on the host: how values of any numeric dtype travel in one pack.
 Tensor packed(const Tensor& t) {
@@ -70,20 +99,54 @@ MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(
       options_(options) {
   check_options(options_);
   const std::vector<Device> devices = resolve_devices(device_names, kWho);
-  std::shared_ptr<CrossDeviceOps> ops = local_ops(options_, devices);
+  const bool nccl = use_nccl(options_, devices);
   cluster_ = WorkerCluster::join(*resolver_, options_, kWho);
   WorkerCluster* cluster = cluster_.get();
-  GroupFactory factory = [ops, cluster](const std::vector<Device>& d)
-      -> std::unique_ptr<CommunicatorGroup> {
-    std::unique_ptr<CommunicatorGroup> local = ops->make_group(d);
-    if (cluster == nullptr) return local;
-    return std::make_unique<HierarchicalGroup>(
-        std::move(local), cluster->communicator(),
-        [cluster](const std::string& reason) { cluster->abort(reason); });
-  };
+  GroupFactory factory;
+  if (cluster != nullptr && nccl) {
+    // Every GPU of every worker is one rank of one NCCL communicator (local replicas still meet
+    // first inside NCCL, over NVLink/PCIe, before the network). Gloo only carries the small
+    // host-side syncs (variables' initial values, metrics, outputs).
+    const auto timeout = std::chrono::milliseconds(int64_t(options_.timeout_seconds_ * 1000.0));
+    auto generation = std::make_shared<int>(0);
+    factory = [cluster, timeout, generation](const std::vector<Device>& d)
+        -> std::unique_ptr<CommunicatorGroup> {
+      CrossProcessNcclOptions o;
+      o.generation = (*generation)++;
+      o.worker_name = [cluster](int w) { return cluster->task_name(w); };
+      // A group remade after a failure (the job is stopping) must not wait for the others.
+      o.connect_now = o.generation == 0;
+      return std::make_unique<AbortedOnClusterError>(
+          make_cross_process_nccl_group(d, cluster->store(), cluster->worker_index(),
+                                        cluster->num_workers(), timeout, o),
+          cluster);
+    };
+  } else {
+    // This worker's replicas combine in the process first (NCCL only for a worker alone: with
+    // others it took the branch above), then local replica 0 with the other workers over Gloo.
+    std::shared_ptr<CrossDeviceOps> ops;
+    if (nccl) {
+      ops = std::make_shared<NcclAllReduce>();
+    } else {
+      ops = std::make_shared<ReductionToOneDevice>();
+    }
+    factory = [ops, cluster](const std::vector<Device>& d) -> std::unique_ptr<CommunicatorGroup> {
+      std::unique_ptr<CommunicatorGroup> local = ops->make_group(d);
+      if (cluster == nullptr) return local;
+      return std::make_unique<HierarchicalGroup>(
+          std::move(local), cluster->communicator(),
+          [cluster](const std::string& reason) { cluster->abort(reason); });
+    };
+  }
   const int n = int(devices.size());
-  replicas_ = std::make_unique<LocalReplicas>(
-      this, devices, std::move(factory), ReplicaIds{worker_index() * n, num_workers() * n});
+  try {
+    replicas_ = std::make_unique<LocalReplicas>(
+        this, devices, std::move(factory), ReplicaIds{worker_index() * n, num_workers() * n});
+  } catch (const std::exception& e) {
+    // The other workers wait for this one in the same set-up (the NCCL communicator).
+    if (cluster_) cluster_->report_error(task_name(worker_index()) + " failed: " + e.what());
+    throw;
+  }
 }
 
 MultiWorkerMirroredStrategy::~MultiWorkerMirroredStrategy() {

@@ -2,11 +2,12 @@
 // (tf.distribute.MultiWorkerMirroredStrategy). The same program runs on every machine, each told
 // its role by TF_CONFIG (or another ClusterResolver); every worker holds a copy of every variable
 // on each of its local devices (every GPU, else the logical CPU devices), the global batch is
-// split over the replicas of all workers, and gradients are summed across all of them — first
-// among a worker's replicas, then across workers (Gloo over TCP) — before one identical update
-// everywhere. Variables start from the chief's values (broadcast when they are made); metrics
-// and losses are combined over every worker; only the chief writes the real checkpoints and
-// summaries.
+// split over the replicas of all workers, and gradients are summed across all of them before
+// one identical update everywhere: on GPUs with NCCL, in one NCCL communicator spanning every
+// worker's GPUs (NCCL itself combines a machine's GPUs first, then crosses the network); else
+// first among a worker's replicas, then across workers (Gloo over TCP). Variables start from
+// the chief's values (broadcast when they are made); metrics and losses are combined over every
+// worker; only the chief writes the real checkpoints and summaries.
 //
 //   // TF_CONFIG='{"cluster": {"worker": ["host0:20000", "host1:20000"]},
 //   //             "task": {"type": "worker", "index": 0}}'      (index 1 on host1)
@@ -17,7 +18,8 @@
 // A cluster of one training task (or no TF_CONFIG) behaves as MirroredStrategy. Nothing waits
 // forever: a collective that waits longer than CommunicationOptions::timeout_seconds, or a
 // worker that dies or is cut off (heartbeat_timeout_seconds), fails every worker with an error
-// naming the task and the operation.
+// naming the task and the operation. (Over NCCL only the set-up has that timeout: a GPU
+// collective ends when the coordination service reports a peer dead or failed, ncclCommAbort.)
 #pragma once
 
 #include <memory>

@@ -13,5 +13,14 @@ std::unique_ptr<CommunicatorGroup> make_nccl_group(const std::vector<Device>&) {
                    "HierarchicalCopyAllReduce");
 }
 
+std::unique_ptr<CommunicatorGroup> make_cross_process_nccl_group(
+    const std::vector<Device>&, KeyValueStore&, int, int, std::chrono::milliseconds,
+    const CrossProcessNcclOptions&) {
+  throw ValueError("cross-process NCCL (MultiWorkerMirroredStrategy with "
+                   "CommunicationImplementation::kNccl): this build of Strata has no NCCL "
+                   "(configure found no CUDA backend or no NCCL; see the cmake output); use "
+                   "CommunicationImplementation::kRing (Gloo across workers)");
+}
+
 }  // namespace strata::distribute
 #endif

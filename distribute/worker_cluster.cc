@@ -129,9 +129,13 @@ std::unique_ptr<WorkerCluster> WorkerCluster::join(const ClusterResolver& resolv
                                                       int(tasks.size()), gloo);
   // A task the coordination service declares dead (or an error another task posts) fails the
   // collective this worker is waiting in at once, rather than after the collective timeout.
+  // The hooks are the cluster's own (the client, and so this callback, goes before they do).
   std::weak_ptr<GlooCommunicator> weak = cluster->gloo_;
-  client->set_error_callback([weak](const std::string& error) {
+  WorkerCluster* self = cluster.get();
+  client->set_error_callback([weak, self](const std::string& error) {
     if (auto g = weak.lock()) g->abort(error);
+    std::lock_guard<std::mutex> lock(self->hooks_mutex_);
+    for (const auto& [id, hook] : self->error_hooks_) hook(error);
   });
   cluster->failed_ = false;
   return cluster;
@@ -156,6 +160,19 @@ WorkerCluster::~WorkerCluster() {
 }
 
 std::shared_ptr<Communicator> WorkerCluster::communicator() const { return gloo_; }
+
+KeyValueStore& WorkerCluster::store() const { return *client_; }
+
+int WorkerCluster::add_error_hook(std::function<void(const std::string&)> hook) {
+  std::lock_guard<std::mutex> lock(hooks_mutex_);
+  error_hooks_[next_hook_] = std::move(hook);
+  return next_hook_++;
+}
+
+void WorkerCluster::remove_error_hook(int id) {
+  std::lock_guard<std::mutex> lock(hooks_mutex_);
+  error_hooks_.erase(id);
+}
 
 void WorkerCluster::abort(const std::string& reason) {
   if (gloo_) gloo_->abort(reason);

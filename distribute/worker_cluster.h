@@ -7,13 +7,17 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "distribute/cluster_resolver/cluster_resolver.h"
 #include "distribute/communication_options.h"
 #include "distribute/communicator.h"
+#include "distribute/coordination/key_value_store.h"
 
 namespace strata::distribute {
 
@@ -41,8 +45,17 @@ class WorkerCluster {
 
   // One rank per worker, this worker's rank worker_index().
   std::shared_ptr<Communicator> communicator() const;
+  // The coordination service's store, shared by every worker (the client this task talks to it
+  // with): where cross-process groups rendezvous (the NCCL unique id).
+  KeyValueStore& store() const;
   // Fails the pending collective and every later one with `reason` (another task died).
   void abort(const std::string& reason);
+  // Also called, with the error, when the coordination service reports a task dead or another
+  // task's error (as the Gloo communicator is aborted): how a group of GPU collectives that a
+  // worker waits in learns that a peer is gone. The id for remove_error_hook, which returns
+  // only once no call of the hook is running.
+  int add_error_hook(std::function<void(const std::string&)> hook);
+  void remove_error_hook(int id);
   // Posts this worker's fatal error for the whole job (others stop with it), unless an error
   // is already known; never throws.
   void report_error(const std::string& message);
@@ -59,6 +72,9 @@ class WorkerCluster {
   std::unique_ptr<CoordinationService> service_;
   std::unique_ptr<CoordinationClient> client_;
   std::shared_ptr<GlooCommunicator> gloo_;
+  std::mutex hooks_mutex_;
+  int next_hook_ = 0;
+  std::map<int, std::function<void(const std::string&)>> error_hooks_;
 };
 
 }  // namespace strata::distribute

@@ -1,4 +1,4 @@
-// NCCL, and the NCCL functions nccl_group.cc calls, defined here with C linkage so that Strata
+// NCCL, and the NCCL functions distribute/nccl/ calls, defined here with C linkage so that Strata
 // links without libnccl: each forwards to the library loaded on first use (nccl_library.h).
 // Exactly the functions Strata calls; a new call to one not listed here is an undefined-symbol
 // error at link time, and its forwarder goes here.
@@ -18,7 +18,8 @@ LazyLibrary& nccl_library() {
       {"NCCL", "libnccl.so." + std::to_string(NCCL_MAJOR), cuda::configured_library_dirs(),
        std::to_string(NCCL_MAJOR) + "." + std::to_string(NCCL_MINOR) + "." +
            std::to_string(NCCL_PATCH),
-       "all-reduces across GPUs (NcclAllReduce, MirroredStrategy's default on GPUs)",
+       "all-reduces across GPUs (NcclAllReduce, MirroredStrategy's default on GPUs, and "
+       "MultiWorkerMirroredStrategy's across workers' GPUs)",
        "install NCCL " + std::to_string(NCCL_MAJOR) + " for CUDA " +
            std::to_string(CUDART_VERSION / 1000) + " (NVIDIA's libnccl2 package, or pip's "
            "nvidia-nccl-cu" + std::to_string(CUDART_VERSION / 1000) + "), or choose "
@@ -60,8 +61,22 @@ STRATA_FORWARDER ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   STRATA_FORWARD_TO(nccl_library(), ncclCommDestroy, comm);
 }
 
+STRATA_FORWARDER ncclResult_t ncclCommFinalize(ncclComm_t comm) {
+  STRATA_FORWARD_TO(nccl_library(), ncclCommFinalize, comm);
+}
+
+STRATA_FORWARDER ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError) {
+  STRATA_FORWARD_TO(nccl_library(), ncclCommGetAsyncError, comm, asyncError);
+}
+
 STRATA_FORWARDER ncclResult_t ncclCommInitAll(ncclComm_t* comm, int ndev, const int* devlist) {
   STRATA_FORWARD_TO(nccl_library(), ncclCommInitAll, comm, ndev, devlist);
+}
+
+STRATA_FORWARDER ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks,
+                                                      ncclUniqueId commId, int rank,
+                                                      ncclConfig_t* config) {
+  STRATA_FORWARD_TO(nccl_library(), ncclCommInitRankConfig, comm, nranks, commId, rank, config);
 }
 
 STRATA_FORWARDER const char* ncclGetErrorString(ncclResult_t result) {
@@ -71,6 +86,14 @@ STRATA_FORWARDER const char* ncclGetErrorString(ncclResult_t result) {
 STRATA_FORWARDER const char* ncclGetLastError(ncclComm_t comm) {
   STRATA_FORWARD_TO(nccl_library(), ncclGetLastError, comm);
 }
+
+STRATA_FORWARDER ncclResult_t ncclGetUniqueId(ncclUniqueId* uniqueId) {
+  STRATA_FORWARD_TO(nccl_library(), ncclGetUniqueId, uniqueId);
+}
+
+STRATA_FORWARDER ncclResult_t ncclGroupEnd() { STRATA_FORWARD_TO(nccl_library(), ncclGroupEnd); }
+
+STRATA_FORWARDER ncclResult_t ncclGroupStart() { STRATA_FORWARD_TO(nccl_library(), ncclGroupStart); }
 
 STRATA_FORWARDER ncclResult_t ncclGetVersion(int* version) {
   STRATA_FORWARD_TO(nccl_library(), ncclGetVersion, version);

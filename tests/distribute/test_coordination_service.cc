@@ -17,6 +17,7 @@
 
 #include "distribute/coordination/coordination_client.h"
 #include "distribute/coordination/coordination_service.h"
+#include "distribute/nccl_support.h"
 
 extern char** environ;
 
@@ -174,6 +175,32 @@ TEST(CoordinationService, BinaryValues) {
   job.clients[0]->set("address", bytes);
   EXPECT_EQ(job.clients[1]->get("address", 5s), bytes);
   EXPECT_EQ(job.clients[1]->try_get("address"), bytes);
+}
+
+// MultiWorkerMirroredStrategy's NCCL set-up over the real store: worker 0's unique id (binary,
+// made once) reaches worker 1 (no NCCL needed: the id is opaque), and a worker left waiting for
+// an id that never comes is told which task to look at.
+TEST(CoordinationService, CarriesTheNcclUniqueId) {
+  Job job(2);
+  job.connect_all();
+  std::string id(128, '\0');
+  for (size_t i = 0; i < id.size(); ++i) id[i] = char(255 - i);
+  CrossProcessNcclOptions options;
+  options.worker_name = [&](int w) { return job.tasks[size_t(w)].name(); };
+  auto reader = std::async(std::launch::async, [&] {
+    return exchange_nccl_unique_id(*job.clients[1], 1, 1, [] { return std::string(); }, 10s,
+                                   options);
+  });
+  EXPECT_EQ(exchange_nccl_unique_id(*job.clients[0], 0, 1, [&] { return id; }, 10s, options), id);
+  EXPECT_EQ(reader.get(), id);
+  EXPECT_EQ(nccl_workers_missing(*job.clients[0], 2, options), "");
+  options.generation = 1;  // worker 0 never publishes this one
+  const std::string error = error_of([&] {
+    exchange_nccl_unique_id(*job.clients[1], 1, 1, [] { return std::string(); }, 300ms, options);
+  });
+  EXPECT_TRUE(contains(error, "worker 0 (localhost:20000)")) << error;
+  EXPECT_TRUE(contains(error, "nccl/1/unique_id")) << error;
+  EXPECT_EQ(nccl_workers_missing(*job.clients[1], 2, options), "worker 0 (localhost:20000)");
 }
 
 TEST(CoordinationService, BarrierWithThreeClients) {

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "distribute/multi_worker_mirrored_strategy.h"
+#include "distribute/nccl_support.h"
 #include "framework/strategy/replica_context.h"
 #include "support/test_helpers.h"
 #include "tests/distribute/distribute_test_utils.h"
@@ -153,7 +154,6 @@ class EpochMarker final : public Callback {
   std::string path_;
 };
 
-// "lonely": a worker whose peer never comes gives up after 5 s.
 constexpr const char* kBackupDir = "STRATA_TEST_MWMS_BACKUP_DIR";
 constexpr const char* kKillAt = "STRATA_TEST_MWMS_KILL_AT";  // "<worker>:<epoch>:<batch>"
 
@@ -193,9 +193,16 @@ RunResult train_with_backup(distribute::Strategy* strategy, const std::string& b
   return r;
 }
 
+constexpr const char* kGpu = "STRATA_TEST_MWMS_GPU";
+
+// "lonely": a worker whose peer never comes gives up after 5 s. The workers of one test share
+// this machine's devices, so only "nccl_fit" (one GPU per worker) uses NCCL: NCCL refuses a GPU
+// that two ranks of one communicator share, as two workers on every GPU would be.
 distribute::CommunicationOptions test_options(const std::string& scenario) {
   return distribute::CommunicationOptions().timeout_seconds(30).heartbeat_timeout_seconds(3)
-      .register_timeout_seconds(scenario == "lonely" ? 5 : 40);
+      .register_timeout_seconds(scenario == "lonely" ? 5 : 40)
+      .implementation(scenario == "nccl_fit" ? distribute::CommunicationImplementation::kNccl
+                                             : distribute::CommunicationImplementation::kRing);
 }
 
 // ---- the child: one worker of the job ----
@@ -205,9 +212,11 @@ TEST(MultiWorkerChild, Run) {
   if (scenario == nullptr) GTEST_SKIP() << "runs as a worker process of MultiWorkerMirrored tests";
   const std::string out = std::getenv(kOut);
   const std::string what = scenario;
-  auto strategy =
-      std::make_shared<distribute::MultiWorkerMirroredStrategy>(nullptr, test_options(what));
-  if (what == "fit" || what == "lonely") {
+  std::vector<std::string> devices;
+  if (const char* gpu = std::getenv(kGpu)) devices.push_back(std::string("/gpu:") + gpu);
+  auto strategy = std::make_shared<distribute::MultiWorkerMirroredStrategy>(
+      nullptr, test_options(what), devices);
+  if (what == "fit" || what == "lonely" || what == "nccl_fit") {
     write_result(out, train_with_fit(strategy.get()));
   } else if (what == "custom") {
     write_result(out, train_custom_loop(strategy.get()));
@@ -246,12 +255,14 @@ class MultiWorkerMirrored : public ::testing::Test {
   std::string log(int w) const { return dir_ + "/log_" + std::to_string(w); }
 
   // Starts worker w of `configs` with `scenario`.
+  // "nccl_fit": worker w on /gpu:w.
   int start(WorkerProcesses& job, const std::vector<std::string>& configs, int w,
             const std::string& scenario) {
-    return job.start(kChildTest,
-                     {"TF_CONFIG=" + configs[size_t(w)], std::string(kScenario) + "=" + scenario,
-                      std::string(kOut) + "=" + out(w)},
-                     log(w));
+    std::vector<std::string> env = {"TF_CONFIG=" + configs[size_t(w)],
+                                    std::string(kScenario) + "=" + scenario,
+                                    std::string(kOut) + "=" + out(w)};
+    if (scenario == "nccl_fit") env.push_back(std::string(kGpu) + "=" + std::to_string(w));
+    return job.start(kChildTest, env, log(w));
   }
 
   // Runs `workers` workers of `scenario` to the end; each must succeed.
@@ -309,6 +320,25 @@ TEST_F(MultiWorkerMirrored, TwoWorkersCustomLoopLikeOneProcess) {
   ASSERT_EQ(reference.loss.size(), 3u);
   const std::vector<RunResult> workers = run_job(2, "custom");
   for (size_t w = 0; w < workers.size(); ++w) expect_same_run(workers[w], reference, "worker " + std::to_string(w));
+}
+
+// Two workers, one GPU each, gradients in one NCCL communicator across the two processes (the
+// unique id through the coordination service): both end with the same weights, those of the
+// same training in one process (within GPU-vs-CPU rounding).
+TEST_F(MultiWorkerMirrored, TwoWorkersOneGpuEachOverCrossProcessNccl) {
+  if (gpu::device_count() < 2) GTEST_SKIP() << "GPU test: needs 2 GPUs, found " << gpu::device_count();
+  if (!distribute::nccl_available()) GTEST_SKIP() << "GPU test: built without NCCL";
+  const RunResult reference = train_with_fit(nullptr);
+  const std::vector<RunResult> workers = run_job(2, "nccl_fit");
+  ASSERT_EQ(workers[0].weights, workers[1].weights);
+  ASSERT_EQ(workers[0].weights.size(), reference.weights.size());
+  for (size_t w = 0; w < reference.weights.size(); ++w) {
+    ASSERT_EQ(workers[0].weights[w].size(), reference.weights[w].size());
+    for (size_t i = 0; i < reference.weights[w].size(); ++i) {
+      EXPECT_NEAR(workers[0].weights[w][i], reference.weights[w][i],
+                  1e-3 + 1e-3 * std::fabs(reference.weights[w][i]));
+    }
+  }
 }
 
 TEST_F(MultiWorkerMirrored, AutoShardOffWithShardedDatasetsLikeOneProcess) {
