@@ -196,6 +196,11 @@ VariablePtr MultiWorkerMirroredStrategy::create_variable(const VariableSpec& spe
       throw;
     }
     for (const VariablePtr& c : v->components()) c->assign(value.to(c->device()));
+    if (spec.aggregation == VariableAggregation::kMean && !spec.trainable) {
+      v->defer_mean_to_step_end();
+      std::lock_guard<std::mutex> lock(sync_on_read_mutex_);
+      step_end_means_.push_back(v);
+    }
   }
   return v;
 }
@@ -203,18 +208,29 @@ VariablePtr MultiWorkerMirroredStrategy::create_variable(const VariableSpec& spe
 void MultiWorkerMirroredStrategy::synchronize_state() {
   if (!cluster_) return;
   std::vector<std::shared_ptr<SyncOnReadVariable>> vars;
+  std::vector<std::shared_ptr<MirroredVariable>> means;
   {
     std::lock_guard<std::mutex> lock(sync_on_read_mutex_);
     for (const auto& weak : sync_on_read_) {
       if (auto v = weak.lock()) vars.push_back(v);
     }
+    for (const auto& weak : step_end_means_) {
+      if (auto v = weak.lock()) means.push_back(v);
+    }
   }
-  // One all-gather of [every metric variable's local sum..., the random generator's offset].
+  // One all-gather of [every metric variable's local sum..., every deferred mean's sum of this
+  // worker's copies..., the random generator's offset]. Every worker made the same variables in
+  // the same order, so the layouts agree.
   std::vector<Tensor> local;
   std::vector<Tensor> parts;
   for (const auto& v : vars) {
     local.push_back(v->local_sum());
     parts.push_back(packed(local.back()));
+  }
+  for (const auto& v : means) {
+    Tensor sum = packed(v->components()[0]->value());   // float64: exact for identical copies
+    for (size_t c = 1; c < v->components().size(); ++c) sum = add(sum, packed(v->components()[c]->value()));
+    parts.push_back(sum);
   }
   const GeneratorState generator = get_generator_state();
   parts.push_back(Tensor::from_vector<double>({double(generator.offset)}));
@@ -233,6 +249,19 @@ void MultiWorkerMirroredStrategy::synchronize_state() {
       for (int64_t k = 0; k < n; ++k) others[size_t(k)] += values[size_t(w * width + at + k)];
     }
     vars[i]->set_other_workers(Tensor::from_vector<double>(others, local[i].shape()), other_copies);
+    at += n;
+  }
+  // The deferred means: every copy of every worker becomes the mean over all replicas.
+  const double replicas = double(num_workers() * replicas_->size());
+  for (const auto& v : means) {
+    const int64_t n = v->shape().numel();
+    std::vector<double> mean(size_t(n), 0.0);
+    for (int w = 0; w < num_workers(); ++w) {
+      for (int64_t k = 0; k < n; ++k) mean[size_t(k)] += values[size_t(w * width + at + k)];
+    }
+    for (double& m : mean) m /= replicas;
+    NoGradGuard no_grad;
+    v->assign(Tensor::from_vector<double>(mean, v->shape()).cast(v->dtype()));  // every copy
     at += n;
   }
   // The generator: every worker continues from the furthest any replica got, so shuffles and

@@ -34,6 +34,7 @@
 
 namespace strata::distribute {
 
+class MirroredVariable;
 class SyncOnReadVariable;
 class WorkerCluster;
 
@@ -66,8 +67,9 @@ class MultiWorkerMirroredStrategy final : public Strategy {
   void sum_across_workers(Tensor& total, double& count) const override;
 
  private:
-  // After every step, on every worker alike: each SyncOnRead variable (metric state) learns the
-  // other workers' sum, and the random generators agree.
+  // After every step, on every worker alike (one all-gather): each SyncOnRead variable (metric
+  // state) learns the other workers' sum, the mirrored means deferred to the step's end
+  // (MirroredVariable::defer_mean_to_step_end) are taken, and the random generators agree.
   void synchronize_state();
 
   std::shared_ptr<ClusterResolver> resolver_;
@@ -76,6 +78,7 @@ class MultiWorkerMirroredStrategy final : public Strategy {
   std::unique_ptr<LocalReplicas> replicas_;
   std::mutex sync_on_read_mutex_;
   std::vector<std::weak_ptr<SyncOnReadVariable>> sync_on_read_;
+  std::vector<std::weak_ptr<MirroredVariable>> step_end_means_;  // guarded by sync_on_read_mutex_
 };
 
 }  // namespace strata::distribute

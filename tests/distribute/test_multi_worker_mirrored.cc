@@ -77,12 +77,12 @@ std::vector<std::vector<float>> flat_weights(const Model& model) {
 // accuracy; then predict on 50 samples in batches of 24 (a final partial batch).
 constexpr int64_t kSamples = 96, kBatch = 24;
 
-RunResult train_with_fit(distribute::Strategy* strategy) {
+RunResult train_with_fit(distribute::Strategy* strategy, Norm norm = Norm::kNone) {
   std::shared_ptr<Sequential> model;
   {
     std::optional<distribute::Strategy::Scope> scope;
     if (strategy) scope.emplace(strategy->scope());
-    model = small_classifier("sgd_momentum");
+    model = small_classifier("sgd_momentum", norm);
   }
   const ClassifierData d = classifier_data(kSamples);
   History h = model->fit(d.x, d.y, FitOptions().batch_size(kBatch).epochs(2).verbose(0));
@@ -218,6 +218,8 @@ TEST(MultiWorkerChild, Run) {
       nullptr, test_options(what), devices);
   if (what == "fit" || what == "lonely" || what == "nccl_fit") {
     write_result(out, train_with_fit(strategy.get()));
+  } else if (what == "fit_bn") {
+    write_result(out, train_with_fit(strategy.get(), Norm::kBatchNorm));
   } else if (what == "custom") {
     write_result(out, train_custom_loop(strategy.get()));
   } else if (what.rfind("off", 0) == 0) {
@@ -312,6 +314,21 @@ TEST_F(MultiWorkerMirrored, TwoWorkersFitLikeOneProcessOnTheGlobalBatch) {
 TEST_F(MultiWorkerMirrored, ThreeWorkersFitLikeOneProcessOnTheGlobalBatch) {
   const RunResult reference = train_with_fit(nullptr);
   const std::vector<RunResult> workers = run_job(3, "fit");
+  for (size_t w = 0; w < workers.size(); ++w) expect_same_run(workers[w], reference, "worker " + std::to_string(w));
+}
+
+// BatchNormalization normalizes each replica's batch, so the reference is MirroredStrategy over
+// as many replicas in one process; its moving statistics (the mean over the replicas, taken
+// once per step across workers) and everything after them must agree.
+TEST_F(MultiWorkerMirrored, TwoWorkersWithBatchNormFitLikeMirroredOverTwoReplicas) {
+  config::set_logical_cpu_devices(2);
+  RunResult reference;
+  {
+    distribute::MirroredStrategy mirrored(cpus(2));
+    reference = train_with_fit(&mirrored, Norm::kBatchNorm);
+  }
+  config::set_logical_cpu_devices(1);
+  const std::vector<RunResult> workers = run_job(2, "fit_bn");
   for (size_t w = 0; w < workers.size(); ++w) expect_same_run(workers[w], reference, "worker " + std::to_string(w));
 }
 
