@@ -5,7 +5,6 @@
 #include <gloo/transport/tcp/unbound_buffer.h>
 
 #include <utility>
-#include <vector>
 
 namespace strata::distribute {
 
