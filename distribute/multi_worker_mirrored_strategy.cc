@@ -196,10 +196,12 @@ VariablePtr MultiWorkerMirroredStrategy::create_variable(const VariableSpec& spe
       throw;
     }
     for (const VariablePtr& c : v->components()) c->assign(value.to(c->device()));
-    if (spec.aggregation == VariableAggregation::kMean && !spec.trainable) {
-      v->defer_mean_to_step_end();
+    const bool mean = spec.aggregation == VariableAggregation::kMean && !spec.trainable;
+    const bool first = spec.aggregation == VariableAggregation::kOnlyFirstReplica;
+    if (mean || first) {
+      v->defer_aggregation_to_step_end();
       std::lock_guard<std::mutex> lock(sync_on_read_mutex_);
-      step_end_means_.push_back(v);
+      (mean ? step_end_means_ : step_end_first_replica_).push_back(v);
     }
   }
   return v;
@@ -208,7 +210,7 @@ VariablePtr MultiWorkerMirroredStrategy::create_variable(const VariableSpec& spe
 void MultiWorkerMirroredStrategy::synchronize_state() {
   if (!cluster_) return;
   std::vector<std::shared_ptr<SyncOnReadVariable>> vars;
-  std::vector<std::shared_ptr<MirroredVariable>> means;
+  std::vector<std::shared_ptr<MirroredVariable>> means, firsts;
   {
     std::lock_guard<std::mutex> lock(sync_on_read_mutex_);
     for (const auto& weak : sync_on_read_) {
@@ -217,6 +219,14 @@ void MultiWorkerMirroredStrategy::synchronize_state() {
     for (const auto& weak : step_end_means_) {
       if (auto v = weak.lock()) means.push_back(v);
     }
+    for (const auto& weak : step_end_first_replica_) {
+      if (auto v = weak.lock()) firsts.push_back(v);
+    }
+  }
+  // This worker's first replica's value, in every copy: no collective.
+  for (const auto& v : firsts) {
+    NoGradGuard no_grad;
+    v->assign(v->components()[0]->value().clone());  // outside replicas: every copy
   }
   // One all-gather of [every metric variable's local sum..., every deferred mean's sum of this
   // worker's copies..., the random generator's offset]. Every worker made the same variables in

@@ -68,8 +68,8 @@ class MultiWorkerMirroredStrategy final : public Strategy {
 
  private:
   // After every step, on every worker alike (one all-gather): each SyncOnRead variable (metric
-  // state) learns the other workers' sum, the mirrored means deferred to the step's end
-  // (MirroredVariable::defer_mean_to_step_end) are taken, and the random generators agree.
+  // state) learns the other workers' sum, the mirrored aggregations deferred to the step's end
+  // (MirroredVariable::defer_aggregation_to_step_end) are done, and the random generators agree.
   void synchronize_state();
 
   std::shared_ptr<ClusterResolver> resolver_;
@@ -78,7 +78,9 @@ class MultiWorkerMirroredStrategy final : public Strategy {
   std::unique_ptr<LocalReplicas> replicas_;
   std::mutex sync_on_read_mutex_;
   std::vector<std::weak_ptr<SyncOnReadVariable>> sync_on_read_;
-  std::vector<std::weak_ptr<MirroredVariable>> step_end_means_;  // guarded by sync_on_read_mutex_
+  // Guarded by sync_on_read_mutex_: the deferred kMean variables, and the kOnlyFirstReplica ones.
+  std::vector<std::weak_ptr<MirroredVariable>> step_end_means_;
+  std::vector<std::weak_ptr<MirroredVariable>> step_end_first_replica_;
 };
 
 }  // namespace strata::distribute

@@ -54,7 +54,7 @@ Tensor ReplicatedVariable::read(const Variable& c) const {
 Tensor MirroredVariable::aggregate(const Tensor& t, const char* op) const {
   ReplicaContext* c = current_replica_context();
   Tensor v = t.to(local().device()).clone();
-  if (mean_at_step_end_) return v;  // the strategy averages the copies after the step
+  if (aggregate_at_step_end_) return v;  // the strategy combines the copies after the step
   switch (aggregation()) {
     case VariableAggregation::kNone: return v;  // the caller combined already (optimizer)
     case VariableAggregation::kSum: c->all_reduce(v, ReduceOp::kSum); return v;

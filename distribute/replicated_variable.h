@@ -66,20 +66,22 @@ class MirroredVariable final : public ReplicatedVariable {
   // every replica. GPU copies keep whole all-reduced gradients (NCCL).
   bool accepts_gradient_shards() const override;
 
-  // MultiWorkerMirroredStrategy, for kMean variables that are not trained (BatchNormalization's
-  // moving statistics): updates in a replica then change only the local copy, without a
-  // collective, and the strategy sets every copy to the mean over all replicas of all workers
-  // once per step (MultiWorkerMirroredStrategy::synchronize_state). As Keras' moving statistics
-  // are sync-on-read means: the copies may differ inside a step, never after one. A moving
-  // average is linear, so the mean of the replicas' averages is the average of their means:
-  // the same values as a collective per update (each one a cross-process round trip).
-  void defer_mean_to_step_end() { mean_at_step_end_ = true; }
+  // MultiWorkerMirroredStrategy, where a collective per update would be a cross-process round
+  // trip: updates in a replica change only the local copy, and the strategy combines the copies
+  // by the aggregation once per step (MultiWorkerMirroredStrategy::synchronize_state), so the
+  // copies may differ inside a step, never after one. For kMean variables that are not trained
+  // (BatchNormalization's moving statistics, which Keras makes sync-on-read means): every copy
+  // becomes the mean over all replicas of all workers; a moving average is linear, so the mean
+  // of the replicas' averages is the average of their means, the values of a collective per
+  // update. For kOnlyFirstReplica (the optimizer's iteration count): every copy becomes this
+  // worker's first replica's value, as TensorFlow takes each worker's first local replica.
+  void defer_aggregation_to_step_end() { aggregate_at_step_end_ = true; }
 
  private:
   // In a replica: `t` combined over the replicas by the aggregation.
   Tensor aggregate(const Tensor& t, const char* op) const;
 
-  bool mean_at_step_end_ = false;
+  bool aggregate_at_step_end_ = false;
 };
 
 class SyncOnReadVariable final : public ReplicatedVariable {

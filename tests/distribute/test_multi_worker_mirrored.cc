@@ -77,12 +77,13 @@ std::vector<std::vector<float>> flat_weights(const Model& model) {
 // accuracy; then predict on 50 samples in batches of 24 (a final partial batch).
 constexpr int64_t kSamples = 96, kBatch = 24;
 
-RunResult train_with_fit(distribute::Strategy* strategy, Norm norm = Norm::kNone) {
+RunResult train_with_fit(distribute::Strategy* strategy, Norm norm = Norm::kNone,
+                         const std::string& optimizer = "sgd_momentum") {
   std::shared_ptr<Sequential> model;
   {
     std::optional<distribute::Strategy::Scope> scope;
     if (strategy) scope.emplace(strategy->scope());
-    model = small_classifier("sgd_momentum", norm);
+    model = small_classifier(optimizer, norm);
   }
   const ClassifierData d = classifier_data(kSamples);
   History h = model->fit(d.x, d.y, FitOptions().batch_size(kBatch).epochs(2).verbose(0));
@@ -219,7 +220,7 @@ TEST(MultiWorkerChild, Run) {
   if (what == "fit" || what == "lonely" || what == "nccl_fit") {
     write_result(out, train_with_fit(strategy.get()));
   } else if (what == "fit_bn") {
-    write_result(out, train_with_fit(strategy.get(), Norm::kBatchNorm));
+    write_result(out, train_with_fit(strategy.get(), Norm::kBatchNorm, "adam"));
   } else if (what == "custom") {
     write_result(out, train_custom_loop(strategy.get()));
   } else if (what.rfind("off", 0) == 0) {
@@ -319,13 +320,14 @@ TEST_F(MultiWorkerMirrored, ThreeWorkersFitLikeOneProcessOnTheGlobalBatch) {
 
 // BatchNormalization normalizes each replica's batch, so the reference is MirroredStrategy over
 // as many replicas in one process; its moving statistics (the mean over the replicas, taken
-// once per step across workers) and everything after them must agree.
-TEST_F(MultiWorkerMirrored, TwoWorkersWithBatchNormFitLikeMirroredOverTwoReplicas) {
+// once per step across workers) and everything after them must agree. Adam: its bias
+// correction reads the iteration count, which each worker keeps without a collective.
+TEST_F(MultiWorkerMirrored, TwoWorkersWithBatchNormAndAdamFitLikeMirroredOverTwoReplicas) {
   config::set_logical_cpu_devices(2);
   RunResult reference;
   {
     distribute::MirroredStrategy mirrored(cpus(2));
-    reference = train_with_fit(&mirrored, Norm::kBatchNorm);
+    reference = train_with_fit(&mirrored, Norm::kBatchNorm, "adam");
   }
   config::set_logical_cpu_devices(1);
   const std::vector<RunResult> workers = run_job(2, "fit_bn");
