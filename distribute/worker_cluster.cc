@@ -14,6 +14,7 @@
 #include "distribute/coordination/coordination_client.h"
 #include "distribute/coordination/coordination_service.h"
 #include "distribute/gloo/gloo_communicator.h"
+#include "distribute/loopback_address.h"
 #include "framework/core/error.h"
 
 namespace strata::distribute {
@@ -44,7 +45,8 @@ std::vector<CoordinationTask> training_tasks(const ClusterSpec& spec, const char
 // The address this host's Gloo device binds and peers connect to: the task's own host from the
 // cluster spec when it is one of this machine's addresses, else this machine's hostname (a
 // Kubernetes service name resolves to an address that is not the pod's own).
-std::string local_gloo_host(const std::string& task_host) {
+std::string local_gloo_host(const std::string& configured_host) {
+  const std::string task_host = loopback_if_localhost(configured_host);
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* found = nullptr;

@@ -11,6 +11,7 @@
 
 #include "distribute/coordination/coordination.grpc.pb.h"
 #include "distribute/coordination/reserved_barriers.h"
+#include "distribute/loopback_address.h"
 
 // Under LeakSanitizer: Debian's c-ares 1.18 (gRPC's DNS resolver) leaks one small block when it
 // resolves "localhost" (its built-in localhost answer), in every process that dials a task by
@@ -80,7 +81,9 @@ std::shared_ptr<grpc::Channel> make_channel(const std::string& address,
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+  // Messages keep the address as configured; the dial goes to the loopback for "localhost".
+  return grpc::CreateCustomChannel(dialable_address(address), grpc::InsecureChannelCredentials(),
+                                   args);
 }
 
 }  // namespace

@@ -4,6 +4,10 @@
 #include <gloo/transport/tcp/device.h>
 #include <gloo/transport/tcp/unbound_buffer.h>
 
+#include <netdb.h>
+#include <sys/socket.h>
+
+#include <stdexcept>
 #include <utility>
 
 namespace strata::distribute {
@@ -88,6 +92,21 @@ class AbortableDevice final : public tcp::Device {
 
 std::shared_ptr<gloo::transport::Device> create_abortable_tcp_device(
     const tcp::attr& attr, std::shared_ptr<UnboundBufferRegistry> registry) {
+  // Gloo's lookup reads getaddrinfo's result even when the name does not resolve (it checks
+  // only for -1, not the EAI_* codes): a segmentation fault where /etc/hosts lacks the name.
+  {
+    addrinfo hints{};
+    hints.ai_family = attr.ai_family;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    const int rv = getaddrinfo(attr.hostname.c_str(), nullptr, &hints, &found);
+    if (rv != 0) {
+      throw std::runtime_error("the name '" + attr.hostname + "' does not resolve (" +
+                               gai_strerror(rv) + "): use an IP address of this machine in the "
+                               "cluster spec, or add the name to /etc/hosts");
+    }
+    freeaddrinfo(found);
+  }
   // Gloo's address lookup is private to its device.cc: a plain device made by CreateDevice
   // does it (and proves the address can be bound); the abortable one takes its result.
   tcp::attr resolved;

@@ -276,6 +276,21 @@ TEST(GlooCommunicator, RendezvousTimeoutNamesTheMissingRank) {
   }
 }
 
+// Gloo's own lookup crashes on a name that does not resolve; Strata checks first.
+TEST(GlooCommunicator, AHostnameThatDoesNotResolveIsAnErrorNamingIt) {
+  GlooOptions options = options_with_timeout(milliseconds(1000));
+  options.hostname = "no-such-host.invalid";
+  InMemoryStore store;
+  try {
+    GlooCommunicator comm(store, 0, 2, options);
+    FAIL() << "expected a CoordinationError";
+  } catch (const CoordinationError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("'no-such-host.invalid' does not resolve"), std::string::npos) << what;
+    EXPECT_NE(what.find("/etc/hosts"), std::string::npos) << what;
+  }
+}
+
 TEST(GlooCommunicator, CollectiveTimeoutNamesTheRankThatNeverJoinsThenStaysSpent) {
   GlooOptions options = options_with_timeout(milliseconds(1000));
   options.diagnose = [] { return std::string("worker 2 sent no heartbeat for 1 s"); };
