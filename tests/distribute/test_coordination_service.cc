@@ -3,7 +3,6 @@
 // processes. Every wait in these tests is bounded; a failure names what it waited for.
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 
 #include <chrono>
@@ -18,8 +17,8 @@
 #include "distribute/coordination/coordination_client.h"
 #include "distribute/coordination/coordination_service.h"
 #include "distribute/nccl_support.h"
+#include "tests/framework/saving/child_process_util.h"
 
-extern char** environ;
 
 namespace strata::distribute {
 namespace {
@@ -458,18 +457,10 @@ TEST(CoordinationService, AcrossProcesses) {
   auto service = CoordinationService::start("127.0.0.1:0", tasks, fast_options());
   const std::string address = "127.0.0.1:" + std::to_string(service->port());
 
-  const std::string self = "/proc/self/exe",
-                    filter = "--gtest_filter=CoordinationChildProcess.Worker";
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e; ++e) env_strings.push_back(*e);
-  env_strings.push_back("STRATA_TEST_COORDINATION_ADDRESS=" + address);
-  std::vector<char*> env;
-  for (auto& s : env_strings) env.push_back(s.data());
-  env.push_back(nullptr);
-  std::vector<char*> argv = {const_cast<char*>(self.c_str()), const_cast<char*>(filter.c_str()),
-                             nullptr};
-  pid_t child = 0;
-  ASSERT_EQ(posix_spawn(&child, self.c_str(), nullptr, nullptr, argv.data(), env.data()), 0);
+  const pid_t child = testing::spawn_test_in_child(
+      "CoordinationChildProcess.Worker", {"STRATA_TEST_COORDINATION_ADDRESS=" + address},
+      "/dev/null");
+  ASSERT_GT(child, 0);
 
   CoordinationClient client(address, tasks[0], tasks, fast_options());
   client.connect();

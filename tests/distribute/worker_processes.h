@@ -4,10 +4,8 @@
 // cluster of free loopback ports. Every wait is bounded; a test's destructor kills what is left.
 #pragma once
 
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,9 +16,10 @@
 #include <iterator>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
-extern char** environ;
+#include "tests/framework/saving/child_process_util.h"
 
 namespace strata::testing {
 
@@ -81,23 +80,9 @@ class WorkerProcesses {
   // Starts `test` with `env` (NAME=value, ahead of this environment) and its output in `log`;
   // returns the worker's slot.
   int start(const std::string& test, std::vector<std::string> env, const std::string& log) {
-    std::vector<char*> envp;
     env.push_back("OMP_WAIT_POLICY=PASSIVE");
     env.push_back("STRATA_NUM_THREADS=1");
-    for (std::string& v : env) envp.push_back(v.data());
-    for (char** e = environ; *e != nullptr; ++e) envp.push_back(*e);
-    envp.push_back(nullptr);
-    std::string exe = std::filesystem::read_symlink("/proc/self/exe").string();
-    std::string filter = "--gtest_filter=" + test;
-    char* argv[] = {exe.data(), filter.data(), nullptr};
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    pid_t child = -1;
-    if (posix_spawn(&child, exe.c_str(), &actions, nullptr, argv, envp.data()) != 0) child = -1;
-    posix_spawn_file_actions_destroy(&actions);
-    pids_.push_back(child);
+    pids_.push_back(spawn_test_in_child(test, std::move(env), log));
     logs_.push_back(log);
     return int(pids_.size()) - 1;
   }

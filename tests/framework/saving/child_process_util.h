@@ -18,18 +18,18 @@
 #include <iterator>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 extern char** environ;
 
 namespace strata::testing {
 
-// Runs `test` ("Suite.Name") with `env_vars` (NAME=value, ahead of this process's own
-// environment, so they win) added, its output in `log`; returns its wait status (-1 when it
-// could not be started). A child still running after `timeout_s` seconds is killed (SIGKILL):
-// a hang fails the test too.
-inline int run_test_in_child(const std::string& test, std::vector<std::string> env_vars,
-                             const std::string& log, int timeout_s = 600) {
+// Starts `test` ("Suite.Name") of this binary with `env_vars` (NAME=value, ahead of this
+// process's own environment, so they win) added, its output in `log`; returns the child's pid,
+// or -1 when it could not be started. The caller waits for it (or kills it).
+inline pid_t spawn_test_in_child(const std::string& test, std::vector<std::string> env_vars,
+                                 const std::string& log) {
   std::vector<char*> env;
   for (std::string& v : env_vars) env.push_back(v.data());
   for (char** e = environ; *e != nullptr; ++e) env.push_back(*e);
@@ -44,7 +44,15 @@ inline int run_test_in_child(const std::string& test, std::vector<std::string> e
   pid_t child = 0;
   const int rc = posix_spawn(&child, exe.c_str(), &actions, nullptr, argv, env.data());
   posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) return -1;
+  return rc == 0 ? child : -1;
+}
+
+// spawn_test_in_child, then waits; returns its wait status (-1 when it could not be started).
+// A child still running after `timeout_s` seconds is killed (SIGKILL): a hang fails the test too.
+inline int run_test_in_child(const std::string& test, std::vector<std::string> env_vars,
+                             const std::string& log, int timeout_s = 600) {
+  const pid_t child = spawn_test_in_child(test, std::move(env_vars), log);
+  if (child < 0) return -1;
   int status = 0;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
   for (;;) {
