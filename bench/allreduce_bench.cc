@@ -37,50 +37,12 @@
 
 #include <strata/strata.h>
 
+#include "distribute/coordination/folder_store.h"
 #include "distribute/gloo/gloo_communicator.h"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// A KeyValueStore in a folder shared by the ranks (the bench's stand-in for the coordination
-// service): one file per key, renamed into place so readers never see a partial value.
-class FolderStore final : public strata::distribute::KeyValueStore {
- public:
-  explicit FolderStore(std::filesystem::path dir) : dir_(std::move(dir)) {}
-  void set(const std::string& key, const std::string& value) override {
-    const std::string tmp = path(key).string() + ".tmp";
-    std::ofstream(tmp, std::ios::binary) << value;
-    std::filesystem::rename(tmp, path(key));
-  }
-  std::string get(const std::string& key, std::chrono::milliseconds timeout) override {
-    const auto deadline = Clock::now() + timeout;
-    for (;;) {
-      if (auto v = try_get(key)) return *v;
-      if (Clock::now() > deadline) {
-        throw strata::distribute::CoordinationError("key '" + key + "' was not set");
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-  }
-  std::optional<std::string> try_get(const std::string& key) override {
-    std::ifstream in(path(key), std::ios::binary);
-    if (!in) return std::nullopt;
-    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  }
-  int64_t add(const std::string&, int64_t) override {
-    throw strata::distribute::CoordinationError("FolderStore::add is not used by the bench");
-  }
-  void erase(const std::string& key) override { std::filesystem::remove(path(key)); }
-
- private:
-  std::filesystem::path path(const std::string& key) const {
-    std::string name;
-    for (char c : key) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-    return dir_ / name;
-  }
-  std::filesystem::path dir_;
-};
 
 struct Args {
   std::string impl = "strata";
@@ -160,7 +122,7 @@ struct StrataSide {
                 },
                 [this] { comm.all_reduce(t, ReduceOp::kSum); }, [this] { comm.barrier(); }};
   }
-  FolderStore store;
+  strata::distribute::FolderStore store;
   strata::distribute::GlooCommunicator comm;
   strata::Tensor t;
 };

@@ -180,7 +180,7 @@ VariablePtr MultiWorkerMirroredStrategy::create_variable(const VariableSpec& spe
                                                          const NextCreator&) {
   if (spec.synchronization == VariableSynchronization::kOnRead) {
     auto v = std::make_shared<SyncOnReadVariable>(spec, replicas_->devices());
-    std::lock_guard<std::mutex> lock(sync_on_read_mutex_);
+    std::lock_guard<std::mutex> lock(state_vars_mutex_);
     sync_on_read_.push_back(v);
     return v;
   }
@@ -200,7 +200,7 @@ VariablePtr MultiWorkerMirroredStrategy::create_variable(const VariableSpec& spe
     const bool first = spec.aggregation == VariableAggregation::kOnlyFirstReplica;
     if (mean || first) {
       v->defer_aggregation_to_step_end();
-      std::lock_guard<std::mutex> lock(sync_on_read_mutex_);
+      std::lock_guard<std::mutex> lock(state_vars_mutex_);
       (mean ? step_end_means_ : step_end_first_replica_).push_back(v);
     }
   }
@@ -212,7 +212,7 @@ void MultiWorkerMirroredStrategy::synchronize_state() {
   std::vector<std::shared_ptr<SyncOnReadVariable>> vars;
   std::vector<std::shared_ptr<MirroredVariable>> means, firsts;
   {
-    std::lock_guard<std::mutex> lock(sync_on_read_mutex_);
+    std::lock_guard<std::mutex> lock(state_vars_mutex_);
     for (const auto& weak : sync_on_read_) {
       if (auto v = weak.lock()) vars.push_back(v);
     }

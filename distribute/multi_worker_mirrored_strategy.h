@@ -76,9 +76,9 @@ class MultiWorkerMirroredStrategy final : public Strategy {
   CommunicationOptions options_;
   std::unique_ptr<WorkerCluster> cluster_;  // null: a single worker
   std::unique_ptr<LocalReplicas> replicas_;
-  std::mutex sync_on_read_mutex_;
+  std::mutex state_vars_mutex_;  // guards the three lists below (variables are made on any thread)
   std::vector<std::weak_ptr<SyncOnReadVariable>> sync_on_read_;
-  // Guarded by sync_on_read_mutex_: the deferred kMean variables, and the kOnlyFirstReplica ones.
+  // The deferred kMean variables, and the kOnlyFirstReplica ones (also guarded by the mutex).
   std::vector<std::weak_ptr<MirroredVariable>> step_end_means_;
   std::vector<std::weak_ptr<MirroredVariable>> step_end_first_replica_;
 };

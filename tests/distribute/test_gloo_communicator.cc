@@ -23,6 +23,7 @@
 
 #include <strata/strata.h>
 
+#include "distribute/coordination/folder_store.h"
 #include "distribute/coordination/in_memory_store.h"
 #include "distribute/gloo/gloo_communicator.h"
 #include "tests/framework/saving/child_process_util.h"
@@ -385,49 +386,6 @@ TEST(GlooCommunicator, AbortUnblocksAPendingOpAtOnce) {
 }
 
 // --- Real processes -------------------------------------------------------------------------
-
-// A KeyValueStore in a folder, one file per key, shared by processes (the test's stand-in for
-// the coordination service). set() renames a finished file into place, so readers never see a
-// partial value.
-class FolderStore final : public KeyValueStore {
- public:
-  explicit FolderStore(std::filesystem::path dir) : dir_(std::move(dir)) {}
-  void set(const std::string& key, const std::string& value) override {
-    const auto tmp = path(key).string() + ".tmp" + std::to_string(getpid());
-    std::ofstream(tmp, std::ios::binary) << value;
-    std::filesystem::rename(tmp, path(key));
-  }
-  std::string get(const std::string& key, std::chrono::milliseconds timeout) override {
-    const auto deadline = Clock::now() + timeout;
-    for (;;) {
-      if (auto v = try_get(key)) return *v;
-      if (Clock::now() > deadline) throw CoordinationError("key '" + key + "' was not set");
-      std::this_thread::sleep_for(milliseconds(5));
-    }
-  }
-  std::optional<std::string> try_get(const std::string& key) override {
-    std::ifstream in(path(key), std::ios::binary);
-    if (!in) return std::nullopt;
-    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  }
-  int64_t add(const std::string& key, int64_t delta) override {
-    const int fd = ::open((dir_ / "add.lock").c_str(), O_CREAT | O_RDWR, 0644);
-    ::flock(fd, LOCK_EX);
-    const int64_t now = std::stoll(try_get(key).value_or("0")) + delta;
-    set(key, std::to_string(now));
-    ::close(fd);  // releases the lock
-    return now;
-  }
-  void erase(const std::string& key) override { std::filesystem::remove(path(key)); }
-
- private:
-  std::filesystem::path path(const std::string& key) const {
-    std::string name;
-    for (char c : key) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-    return dir_ / name;
-  }
-  std::filesystem::path dir_;
-};
 
 constexpr const char* kChildEnv = "STRATA_GLOO_TEST_CHILD_DIR";
 
