@@ -133,6 +133,7 @@ Optimizer::Slots& Optimizer::slots_for(const VariablePtr& var) {
     spec.shape = var->shape();
     spec.dtype = var->dtype();
     spec.device = var->device();
+    spec.colocate_with = var.get();  // updated together: a strategy keeps them side by side
     spec.trainable = false;
     spec.aggregation = VariableAggregation::kMean;  // Keras 3's add_variable default
     if (init != 0.0) {

@@ -40,6 +40,10 @@ struct VariableSpec {
   // Read in the compute dtype inside a mixed-precision layer's call (mixed_precision/autocast.h);
   // off for state that must stay in its own dtype (BatchNormalization's statistics).
   bool autocast = true;
+  // The variable this one belongs with (an optimizer slot's primary variable; TensorFlow's
+  // colocate_vars_with): a strategy that places variables elsewhere puts this one beside it
+  // (the same parameter server, the same shards). Null for independent variables.
+  const Variable* colocate_with = nullptr;
 };
 
 class Variable {
