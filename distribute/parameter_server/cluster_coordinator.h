@@ -1,0 +1,107 @@
+// ClusterCoordinator: schedules closures on the workers of a parameter-server cluster
+// (TensorFlow's tf.distribute.coordinator.ClusterCoordinator), with TensorFlow's semantics:
+//
+//   ClusterCoordinator coordinator(strategy);
+//   PerWorkerDataset data = coordinator.create_per_worker_dataset("train_data");
+//   PerWorkerIterator it = data.iterator();
+//   for (int i = 0; i < steps; ++i) coordinator.schedule("train_step", {}, &it);
+//   coordinator.join();
+//
+// - A closure goes to any free worker, from one queue (one thread per worker takes the next).
+// - A worker that fails during a closure (killed, cut off) puts the closure back at the queue's
+//   front (at-least-once) and is retried in the background; when it answers again its per-worker
+//   datasets are rebuilt and it takes closures again.
+// - A parameter server that fails is fatal: schedule(), join() and done() raise a
+//   CoordinationError naming it, from then on.
+// - The first error a step function raises cancels the closures still queued (their values
+//   raise CancelledError) and is raised once, from join(), done() or the next schedule(), as the
+//   same error class; then it is cleared.
+// - RemoteValues keep their results on the coordinator: they can be fetched after their worker
+//   died.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "distribute/parameter_server/closure_runner.h"
+#include "distribute/parameter_server/remote_value.h"
+
+namespace strata::distribute {
+
+struct CoordinatorOptions {
+  // How often a failed worker is asked again whether it is back.
+  double worker_retry_interval_seconds = 0.5;
+  // A worker gone longer than this is given up; with every worker given up and closures left,
+  // the coordinator fails naming them (TensorFlow waits for ever; a bound names the culprit).
+  double worker_recovery_timeout_seconds = 600;
+};
+
+class ClusterCoordinator;
+
+// An iterator every worker has its own copy of (TensorFlow's PerWorkerValues of iterators): a
+// closure scheduled with it reads the next element of *its* worker's iterator.
+class PerWorkerIterator {
+ public:
+  int64_t dataset_id() const { return dataset_id_; }
+
+ private:
+  friend class PerWorkerDataset;
+  explicit PerWorkerIterator(int64_t id) : dataset_id_(id) {}
+  int64_t dataset_id_;
+};
+
+// A dataset built on every worker from a registered dataset function (rebuilt on a worker that
+// comes back, so a restarted worker starts its iterator over, as in TensorFlow).
+class PerWorkerDataset {
+ public:
+  int64_t id() const { return id_; }
+  const std::string& function() const { return function_; }
+  PerWorkerIterator iterator() const { return PerWorkerIterator(id_); }
+
+ private:
+  friend class ClusterCoordinator;
+  PerWorkerDataset(int64_t id, std::string function) : id_(id), function_(std::move(function)) {}
+  int64_t id_;
+  std::string function_;
+};
+
+class ClusterCoordinator {
+ public:
+  // Over the given workers (one runner each).
+  explicit ClusterCoordinator(std::vector<std::unique_ptr<ClosureRunner>> workers,
+                              CoordinatorOptions options = {});
+  // Waits for the closures running now, cancels the queued ones.
+  ~ClusterCoordinator();
+  ClusterCoordinator(const ClusterCoordinator&) = delete;
+  ClusterCoordinator& operator=(const ClusterCoordinator&) = delete;
+
+  // Queues the registered step function `function` with `args` (and the worker's own iterator of
+  // `iterator`, when given). Raises a pending error first (see above).
+  RemoteValue schedule(const std::string& function, std::vector<Tensor> args = {},
+                       const PerWorkerIterator* iterator = nullptr);
+  // Waits until every scheduled closure has run, then raises a pending error.
+  void join();
+  // Whether every scheduled closure has run; raises a pending error.
+  bool done();
+  // Builds the registered dataset function `function` on every worker.
+  PerWorkerDataset create_per_worker_dataset(const std::string& function);
+
+  // A failure outside any closure that ends the job (a parameter server found dead by a
+  // watcher): every later schedule/join/done raises it.
+  void report_fatal_error(const std::string& message);
+
+  int num_workers() const;
+  // Closures each worker has completed, and how many went back to the queue after a worker
+  // failed: for tests and logs.
+  std::vector<int64_t> closures_completed_per_worker() const;
+  int64_t closures_requeued() const;
+  // Times worker `index` was (re)prepared: 1 after its first start, +1 per recovery.
+  int64_t worker_preparations(int index) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace strata::distribute
