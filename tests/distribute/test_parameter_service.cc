@@ -259,6 +259,42 @@ TEST(RemoteVariable, GradientsReachTheHandleDenseAndAsRows) {
   EXPECT_EQ(ps.server->counters("t").full_reads, 1);
 }
 
+TEST(RemoteVariable, SecondWorkersHandlesShareTheVariable) {
+  Ps ps;
+  VariableSpec spec{"dense/bias", {3}, float32};
+  spec.initializer = [](const Shape& shape, DType dtype) { return ones(shape, dtype); };
+  RemoteVariable first(spec, ps.client, "0:dense/bias");
+  first.assign(tensor<float>({1, 2, 3}, {3}));
+  // Another worker rebuilding the model creates it again (kept) or only takes a handle.
+  auto other = std::make_shared<ParameterClient>("/job:ps/replica:0/task:0", ps.address,
+                                                 test_options());
+  RemoteVariable again(spec, other, "0:dense/bias");
+  RemoteVariable handle(spec, other, "0:dense/bias", /*create=*/false);
+  handle.assign_add(tensor<float>({1, 1, 1}, {3}));
+  EXPECT_EQ(again.value().to_vector<float>(), (std::vector<float>{2, 3, 4}));
+  EXPECT_EQ(first.value().to_vector<float>(), (std::vector<float>{2, 3, 4}));
+  EXPECT_EQ(ps.server->num_variables(), 1u);
+}
+
+TEST(RemoteVariable, SlotOnAnotherPsIsAnErrorNamingIt) {
+  Ps ps0(0), ps1(1);
+  VariableSpec spec{"w", {2}, float32};
+  auto w = std::make_shared<RemoteVariable>(spec, ps0.client, "w");
+  VariableSpec slot_spec{"w/momentum", {2}, float32};
+  auto misplaced = std::make_shared<RemoteVariable>(slot_spec, ps1.client, "w/momentum");
+  OptimizerUpdate sgd;
+  sgd.momentum = 0.9f;
+  UpdateBatch batch;
+  try {
+    w->apply_update(VariableUpdate{sgd, Gradient(ones({2})), {misplaced}}, batch);
+    ADD_FAILURE() << "no error";
+  } catch (const ValueError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("'w/momentum' is on /job:ps/replica:0/task:1"), std::string::npos) << m;
+    EXPECT_NE(m.find("colocate_with"), std::string::npos) << m;
+  }
+}
+
 // A strategy whose variables are RemoteVariables round-robin over two ps servers, slots on
 // their variable's ps (VariableSpec::colocate_with), as ParameterServerStrategy places them.
 class TwoPsStrategy final : public distribute::Strategy {
