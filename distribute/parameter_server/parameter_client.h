@@ -1,0 +1,68 @@
+// ParameterClient: one task's connection to one ps task's ParameterService
+// (parameter_service.h). Every call has a deadline (rpc_timeout); keepalive pings see a dead ps
+// within seconds. Every failure is a CoordinationError naming the operation, the ps task and
+// the fix; a refused request (unknown id, wrong shape) carries the service's message, which
+// names the variable and the field.
+//
+// Thread-safe: calls may run concurrently (one gRPC channel, multiplexed).
+//
+// gRPC stays behind the pointer: this header includes neither gRPC nor protobuf.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "distribute/parameter_server/parameter_server_options.h"
+#include "framework/autograd/indexed_slices.h"
+#include "framework/backend/kernel_params.h"
+#include "framework/core/tensor.h"
+
+namespace strata::distribute {
+
+enum class AssignMode : uint8_t { kAssign, kAdd, kSub };
+
+class ParameterClient {
+ public:
+  // `task`: the ps task's name for messages, e.g. "/job:ps/replica:0/task:1"; `address`: where
+  // it serves ("host:port"; "localhost" dials the loopback). Connects lazily.
+  ParameterClient(std::string task, std::string address, ParameterServerOptions options = {});
+  ~ParameterClient();
+
+  // Creates variable `id` with `initial_value` (its shape and dtype). Returns false when it
+  // existed with the same shape and dtype (its value is kept: a second worker rebuilding the
+  // model); CoordinationError when it exists with another.
+  bool create_variable(const std::string& id, const std::string& name,
+                       const Tensor& initial_value, bool trainable);
+  // The values of `ids`, in order, in one RPC (CPU tensors).
+  std::vector<Tensor> read(const std::vector<std::string>& ids);
+  // Rows `indices` of variable `id` along axis 0, in order: [indices.size()] + shape[1:].
+  Tensor read_rows(const std::string& id, const std::vector<int64_t>& indices);
+  // One optimizer step of variable `id`, applied on the ps with its slots `slot_ids` (hosted
+  // there, in Backend::optimizer_update's order). A sparse gradient travels as its rows.
+  void apply_update(const std::string& id, const std::vector<std::string>& slot_ids,
+                    const OptimizerUpdate& rule, const Gradient& grad);
+  // value <- value (kAssign), value + value (kAdd), value - value (kSub).
+  void assign(const std::string& id, const Tensor& value, AssignMode mode = AssignMode::kAssign);
+  // Returns when the ps answers (within rpc_timeout).
+  void ping();
+
+  // "/job:ps/replica:0/task:1", and "/job:ps/replica:0/task:1 (host:port)" for messages.
+  const std::string& task() const;
+  const std::string& address() const;
+  std::string describe() const;
+
+  // Serialized request and reply bytes of every call so far (for benchmarks and tests).
+  int64_t bytes_sent() const;
+  int64_t bytes_received() const;
+
+  ParameterClient(const ParameterClient&) = delete;
+  ParameterClient& operator=(const ParameterClient&) = delete;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace strata::distribute

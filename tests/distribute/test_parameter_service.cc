@@ -1,0 +1,412 @@
+// The parameter service (distribute/parameter_server/): a ps task hosting plain variables over
+// gRPC, its client, and RemoteVariable, the handle a parameter-server strategy creates. In
+// process: servers on free loopback ports. A test strategy places every variable round-robin
+// on two servers (slots beside their variable) and fit() must train a Conv2D + Embedding +
+// Dense model to the same weights as without a strategy, the table read and updated by rows.
+#include <grpcpp/grpcpp.h>
+
+#include <atomic>
+#include <chrono>
+
+#include "distribute/parameter_server/parameter_client.h"
+#include "distribute/parameter_server/parameter_server.grpc.pb.h"
+#include "distribute/parameter_server/parameter_service.h"
+#include "distribute/parameter_server/remote_variable.h"
+#include "tests/distribute/distribute_test_utils.h"
+
+namespace strata::testing {
+namespace {
+
+using distribute::CoordinationError;
+using distribute::ParameterClient;
+using distribute::ParameterServer;
+using distribute::ParameterServerOptions;
+using distribute::RemoteVariable;
+namespace pb = distribute::parameter_server_pb;
+using Clock = std::chrono::steady_clock;
+
+// Short deadlines: nothing here may wait long, a hung call fails the test within seconds.
+ParameterServerOptions test_options() {
+  ParameterServerOptions options;
+  options.rpc_timeout = std::chrono::milliseconds(5000);
+  return options;
+}
+
+struct Ps {
+  std::unique_ptr<ParameterServer> server;
+  std::shared_ptr<ParameterClient> client;
+  std::string address;
+  explicit Ps(int task = 0) {
+    server = ParameterServer::start("localhost:0", test_options());
+    address = "localhost:" + std::to_string(server->port());
+    client = std::make_shared<ParameterClient>("/job:ps/replica:0/task:" + std::to_string(task),
+                                               address, test_options());
+  }
+};
+
+// Runs `body`, expecting a CoordinationError whose message holds every one of `parts`.
+template <class Body>
+void expect_error(Body&& body, const std::vector<std::string>& parts) {
+  try {
+    body();
+    ADD_FAILURE() << "no error";
+  } catch (const CoordinationError& e) {
+    for (const std::string& p : parts) {
+      EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what() << "\nlacks: " << p;
+    }
+  }
+}
+
+TEST(ParameterService, CreateReadAssignRoundTrip) {
+  Ps ps;
+  const Tensor a = tensor<float>({1, 2, 3, 4, 5, 6}, {3, 2});
+  EXPECT_TRUE(ps.client->create_variable("a", "dense/kernel", a, true));
+  EXPECT_TRUE(ps.client->create_variable("n", "iterations", Tensor::scalar<int64_t>(7), false));
+  std::vector<Tensor> values = ps.client->read({"a", "n"});
+  ASSERT_EQ(values.size(), 2u);
+  EXPECT_EQ(values[0].shape(), (Shape{3, 2}));
+  EXPECT_EQ(values[0].to_vector<float>(), a.to_vector<float>());
+  EXPECT_EQ(values[1].item<int64_t>(), 7);
+
+  ps.client->assign("a", tensor<float>({0, 0, 1, 1, 2, 2}, {3, 2}));
+  ps.client->assign("a", tensor<float>({1, 1, 1, 1, 1, 1}, {3, 2}), distribute::AssignMode::kAdd);
+  ps.client->assign("a", tensor<float>({0, 1, 0, 1, 0, 1}, {3, 2}), distribute::AssignMode::kSub);
+  EXPECT_EQ(ps.client->read({"a"})[0].to_vector<float>(), (std::vector<float>{1, 0, 2, 1, 3, 2}));
+  ps.client->assign("n", Tensor::scalar<int64_t>(1), distribute::AssignMode::kAdd);
+  EXPECT_EQ(ps.client->read({"n"})[0].item<int64_t>(), 8);
+
+  const Tensor rows = ps.client->read_rows("a", {2, 0, 2});
+  EXPECT_EQ(rows.shape(), (Shape{3, 2}));
+  EXPECT_EQ(rows.to_vector<float>(), (std::vector<float>{3, 2, 1, 0, 3, 2}));
+  EXPECT_EQ(ps.server->counters("a").rows_served, 3);
+  EXPECT_EQ(ps.server->counters("a").assigns, 3);
+  EXPECT_GT(ps.client->bytes_sent(), 0);
+  EXPECT_GT(ps.client->bytes_received(), 0);
+  ps.client->ping();
+}
+
+TEST(ParameterService, CreateAgainKeepsTheValueAndRefusesAnotherShape) {
+  Ps ps;
+  EXPECT_TRUE(ps.client->create_variable("a", "w", tensor<float>({1, 2}, {2}), true));
+  ps.client->assign("a", tensor<float>({5, 6}, {2}));
+  // A second worker rebuilding the model: same id, shape and dtype, its own initial value.
+  ParameterClient other("/job:ps/replica:0/task:0", ps.address, test_options());
+  EXPECT_FALSE(other.create_variable("a", "w", tensor<float>({9, 9}, {2}), true));
+  EXPECT_EQ(ps.client->read({"a"})[0].to_vector<float>(), (std::vector<float>{5, 6}));
+  EXPECT_EQ(ps.server->num_variables(), 1u);
+  expect_error([&] { other.create_variable("a", "w", tensor<float>({1, 2, 3}, {3}), true); },
+               {"/job:ps/replica:0/task:0", "'w'", "exists as [2] float32", "[3] float32"});
+}
+
+TEST(ParameterService, UpdatesApplyTheOptimizerRuleDenseAndSparse) {
+  Ps ps;
+  ps.client->create_variable("t", "table", tensor<float>({1, 1, 2, 2, 3, 3}, {3, 2}), true);
+  ps.client->create_variable("m", "table/momentum", zeros({3, 2}), false);
+  OptimizerUpdate sgd;
+  sgd.learning_rate = 0.5f;
+  sgd.momentum = 0.9f;
+  // The same update applied to a local variable by the optimizer's code path.
+  Variable local(VariableSpec{"table", {3, 2}, float32, {}, tensor<float>({1, 1, 2, 2, 3, 3}, {3, 2})});
+  VariableSpec slot_spec{"m", {3, 2}, float32};
+  auto local_m = std::make_shared<Variable>(slot_spec);
+  const IndexedSlices rows{Tensor::from_vector<int64_t>({2}), tensor<float>({1, -1}, {1, 2}), {3, 2}};
+  for (int step = 0; step < 2; ++step) {
+    const Gradient dense(tensor<float>({1, 2, 3, 4, 5, 6}, {3, 2}));
+    ps.client->apply_update("t", {"m"}, sgd, dense);
+    ps.client->apply_update("t", {"m"}, sgd, Gradient(rows));
+    UpdateBatch batch;
+    local.apply_update(VariableUpdate{sgd, dense, {local_m}}, batch);
+    batch.finish();
+    UpdateBatch sparse_batch;
+    local.apply_update(VariableUpdate{sgd, Gradient(rows), {local_m}}, sparse_batch);
+    sparse_batch.finish();
+  }
+  EXPECT_EQ(ps.client->read({"t"})[0].to_vector<float>(), local.value().to_vector<float>());
+  EXPECT_EQ(ps.client->read({"m"})[0].to_vector<float>(), local_m->value().to_vector<float>());
+  EXPECT_EQ(ps.server->counters("t").dense_updates, 2);
+  EXPECT_EQ(ps.server->counters("t").sparse_updates, 2);
+  EXPECT_EQ(ps.server->counters("t").rows_updated, 2);
+}
+
+TEST(ParameterService, ConcurrentPushesToOneVariableAllLand) {
+  Ps ps;
+  ps.client->create_variable("v", "v", zeros({64}), true);
+  OptimizerUpdate sgd;
+  sgd.learning_rate = 1.0f;
+  constexpr int kThreads = 4, kPushes = 25;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      // Each worker its own channel, as separate worker processes would have.
+      ParameterClient client("/job:ps/replica:0/task:0", ps.address, test_options());
+      for (int i = 0; i < kPushes; ++i) client.apply_update("v", {}, sgd, Gradient(ones({64})));
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (float x : ps.client->read({"v"})[0].to_vector<float>()) EXPECT_EQ(x, -kThreads * kPushes);
+}
+
+// Requests no well-behaved client sends, through the raw stub: each is refused with a status
+// naming the field, and the server goes on serving.
+TEST(ParameterService, MalformedRequestsAreRefusedAndTheServerSurvives) {
+  Ps ps;
+  ps.client->create_variable("a", "w", zeros({2, 3}), true);
+  auto stub = pb::ParameterService::NewStub(
+      grpc::CreateChannel("127.0.0.1:" + std::to_string(ps.server->port()),
+                          grpc::InsecureChannelCredentials()));
+  const auto create = [&](pb::TensorProto value) {
+    pb::CreateVariableRequest request;
+    request.set_id("b");
+    request.set_name("bad");
+    *request.mutable_initial_value() = std::move(value);
+    pb::CreateVariableResponse response;
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    return stub->CreateVariable(&context, request, &response);
+  };
+  pb::TensorProto t;
+  t.set_dtype(pb::DT_FLOAT32);
+  t.add_dims(2);
+  t.add_dims(3);
+  t.set_data(std::string(5, '\0'));   // 24 expected
+  grpc::Status status = create(t);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("initial_value.data has 5 bytes, expected 24"),
+            std::string::npos) << status.error_message();
+
+  t.set_dtype(pb::DataType(99));
+  t.set_data(std::string(24, '\0'));
+  status = create(t);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("initial_value.dtype: 99"), std::string::npos)
+      << status.error_message();
+
+  t.set_dtype(pb::DT_FLOAT32);
+  t.set_dims(0, -2);
+  status = create(t);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("dims[0] is -2"), std::string::npos)
+      << status.error_message();
+
+  // Too large for the bound (and numel * itemsize would overflow int64).
+  t.set_dims(0, int64_t(1) << 40);
+  t.set_dims(1, int64_t(1) << 40);
+  status = create(t);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("exceeds the bound"), std::string::npos)
+      << status.error_message();
+
+  // Through the client: an unknown id, rows out of range, a wrong gradient, a missing slot.
+  expect_error([&] { ps.client->read({"a", "nope"}); },
+               {"Read", "/job:ps/replica:0/task:0", "no variable with id 'nope'"});
+  expect_error([&] { ps.client->read_rows("a", {0, 2}); }, {"indices[1] = 2", "outside [0, 2)"});
+  OptimizerUpdate sgd;
+  expect_error([&] { ps.client->apply_update("a", {}, sgd, Gradient(zeros({3, 2}))); },
+               {"'w'", "dense_gradient is [3,2] float32", "expected the variable's [2,3]"});
+  sgd.momentum = 0.9f;
+  expect_error([&] { ps.client->apply_update("a", {}, sgd, Gradient(zeros({2, 3}))); },
+               {"0 slots given, the rule takes 1"});
+  expect_error([&] { ps.client->apply_update("a", {"m"}, sgd, Gradient(zeros({2, 3}))); },
+               {"no variable with id 'm'"});
+  const IndexedSlices bad_rows{Tensor::from_vector<int64_t>({5}), zeros({1, 3}), {2, 3}};
+  sgd.momentum = 0.0f;
+  expect_error([&] { ps.client->apply_update("a", {}, sgd, Gradient(bad_rows)); },
+               {"indices[0] = 5"});
+  expect_error([&] { ps.client->assign("a", zeros({2, 3}, float64)); },
+               {"value is [2,3] float64"});
+
+  ps.client->ping();
+  EXPECT_EQ(ps.client->read({"a"})[0].shape(), (Shape{2, 3}));
+  EXPECT_EQ(ps.server->num_variables(), 1u);
+}
+
+TEST(RemoteVariable, StoppedServerFailsTheNextReadWithinSecondsNamingTheTask) {
+  auto ps = std::make_unique<Ps>(3);
+  VariableSpec spec{"dense/kernel", {2, 2}, float32};
+  RemoteVariable v(spec, ps->client, "0:dense/kernel");
+  EXPECT_EQ(v.task(), "/job:ps/replica:0/task:3");
+  EXPECT_EQ(v.value().to_vector<float>(), (std::vector<float>{0, 0, 0, 0}));
+  const std::shared_ptr<ParameterClient> client = ps->client;
+  ps->server.reset();
+  const Clock::time_point start = Clock::now();
+  expect_error([&] { v.value(); }, {"/job:ps/replica:0/task:3", "unreachable"});
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(4));
+}
+
+TEST(RemoteVariable, GradientsReachTheHandleDenseAndAsRows) {
+  Ps ps;
+  VariableSpec spec{"table", {5, 2}, float32};
+  spec.initial_value = tensor<float>({0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, {5, 2});
+  auto table = std::make_shared<RemoteVariable>(spec, ps.client, "t");
+  const Tensor ids = Tensor::from_vector<int64_t>({3, 1, 3}, Shape{3});
+  {
+    GradientTape tape;
+    const Tensor rows = table->gather(ids);
+    EXPECT_EQ(rows.to_vector<float>(), (std::vector<float>{6, 7, 2, 3, 6, 7}));
+    const std::vector<Gradient> g = tape.gradient_with_slices(reduce_sum(rows), {table});
+    ASSERT_TRUE(g[0].is_sparse());
+    EXPECT_EQ(g[0].to_dense().to_vector<float>(),
+              (std::vector<float>{0, 0, 1, 1, 0, 0, 2, 2, 0, 0}));
+  }
+  {
+    GradientTape tape;
+    const Tensor loss = add(reduce_sum(table->gather(ids)), reduce_sum(table->value()));
+    const std::vector<Tensor> g = tape.gradient(loss, std::vector<VariablePtr>{table});
+    EXPECT_EQ(g[0].to_vector<float>(), (std::vector<float>{1, 1, 2, 2, 1, 1, 3, 3, 1, 1}));
+  }
+  // Only the two unique rows travelled, the table was read whole once.
+  EXPECT_EQ(ps.server->counters("t").rows_served, 4);
+  EXPECT_EQ(ps.server->counters("t").full_reads, 1);
+}
+
+TEST(RemoteVariable, SecondWorkersHandlesShareTheVariable) {
+  Ps ps;
+  VariableSpec spec{"dense/bias", {3}, float32};
+  spec.initializer = [](const Shape& shape, DType dtype) { return ones(shape, dtype); };
+  RemoteVariable first(spec, ps.client, "0:dense/bias");
+  first.assign(tensor<float>({1, 2, 3}, {3}));
+  // Another worker rebuilding the model creates it again (kept) or only takes a handle.
+  auto other = std::make_shared<ParameterClient>("/job:ps/replica:0/task:0", ps.address,
+                                                 test_options());
+  RemoteVariable again(spec, other, "0:dense/bias");
+  RemoteVariable handle(spec, other, "0:dense/bias", /*create=*/false);
+  handle.assign_add(tensor<float>({1, 1, 1}, {3}));
+  EXPECT_EQ(again.value().to_vector<float>(), (std::vector<float>{2, 3, 4}));
+  EXPECT_EQ(first.value().to_vector<float>(), (std::vector<float>{2, 3, 4}));
+  EXPECT_EQ(ps.server->num_variables(), 1u);
+}
+
+TEST(RemoteVariable, SlotOnAnotherPsIsAnErrorNamingIt) {
+  Ps ps0(0), ps1(1);
+  VariableSpec spec{"w", {2}, float32};
+  auto w = std::make_shared<RemoteVariable>(spec, ps0.client, "w");
+  VariableSpec slot_spec{"w/momentum", {2}, float32};
+  auto misplaced = std::make_shared<RemoteVariable>(slot_spec, ps1.client, "w/momentum");
+  OptimizerUpdate sgd;
+  sgd.momentum = 0.9f;
+  UpdateBatch batch;
+  try {
+    w->apply_update(VariableUpdate{sgd, Gradient(ones({2})), {misplaced}}, batch);
+    ADD_FAILURE() << "no error";
+  } catch (const ValueError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("'w/momentum' is on /job:ps/replica:0/task:1"), std::string::npos) << m;
+    EXPECT_NE(m.find("colocate_with"), std::string::npos) << m;
+  }
+}
+
+// A strategy whose variables are RemoteVariables round-robin over two ps servers, slots on
+// their variable's ps (VariableSpec::colocate_with), as ParameterServerStrategy places them.
+class TwoPsStrategy final : public distribute::Strategy {
+ public:
+  TwoPsStrategy() {
+    ps_.push_back(std::make_unique<Ps>(0));
+    ps_.push_back(std::make_unique<Ps>(1));
+  }
+  std::string name() const override { return "TwoPsStrategy"; }
+  int num_replicas_in_sync() const override { return 1; }
+  std::vector<Device> worker_devices() const override { return {Device::cpu()}; }
+  void run_replicas(const std::function<void(int)>& fn) override { fn(0); }
+
+  Ps& ps(int i) { return *ps_[size_t(i)]; }
+  // Which ps hosts the variable named `name`, and its id there.
+  std::pair<int, std::string> placement(const std::string& name) const {
+    return placement_.at(name);
+  }
+
+ protected:
+  VariablePtr create_variable(const VariableSpec& spec, const NextCreator&) override {
+    int task = next_ % 2;
+    if (spec.colocate_with != nullptr) {
+      const auto* primary = dynamic_cast<const RemoteVariable*>(spec.colocate_with);
+      if (primary == nullptr) throw ValueError("colocate_with is not a RemoteVariable");
+      task = primary->client() == ps_[1]->client ? 1 : 0;
+    } else {
+      ++next_;
+    }
+    const std::string id = std::to_string(count_++) + ":" + spec.name;
+    placement_[spec.name] = {task, id};
+    return std::make_shared<RemoteVariable>(spec, ps_[size_t(task)]->client, id);
+  }
+
+ private:
+  std::vector<std::unique_ptr<Ps>> ps_;
+  int next_ = 0, count_ = 0;
+  std::map<std::string, std::pair<int, std::string>> placement_;
+};
+
+constexpr int64_t kVocab = 50, kUsedIds = 10, kSamples = 32, kBatch = 8;
+
+// The model and data of test_store_variables.cc.
+std::shared_ptr<Model> conv_embedding_model(const std::string& optimizer) {
+  set_random_seed(99);
+  KerasTensor image = Input({6, 6, 1});
+  KerasTensor ids = Input({3}, DType::kInt64);
+  KerasTensor a = Flatten()(Conv2D(2, 3)(image));
+  KerasTensor b = Flatten()(Embedding(kVocab, 4)(ids));
+  KerasTensor out = Dense(3)(Concatenate()(std::vector<KerasTensor>{a, b}));
+  auto model = std::make_shared<Model>(std::vector<KerasTensor>{image, ids},
+                                       std::vector<KerasTensor>{out});
+  model->compile(CompileOptions()
+                     .optimizer(test_optimizer(optimizer))
+                     .loss(std::make_shared<losses::SparseCategoricalCrossentropy>(true))
+                     .metrics({"accuracy"}));
+  return model;
+}
+
+data::Dataset conv_embedding_data() {
+  const ClassifierData d = classifier_data(kSamples);
+  std::vector<int64_t> ids(size_t(kSamples * 3));
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = int64_t((i / 6) % kUsedIds);
+  return data::Dataset::from_tensor_slices(
+             {d.x, Tensor::from_vector(ids, Shape{kSamples, 3}), d.y})
+      .batch(kBatch);
+}
+
+class TwoPsFit : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(TwoPsFit, FitOnTwoPsMatchesNoStrategyAndTheTableTravelsByRows) {
+  const auto options = FitOptions().epochs(2).verbose(0);
+  std::shared_ptr<Model> plain = conv_embedding_model(GetParam());
+  plain->fit(conv_embedding_data(), options);
+
+  TwoPsStrategy strategy;
+  std::shared_ptr<Model> remote;
+  {
+    auto scope = strategy.scope();
+    remote = conv_embedding_model(GetParam());
+  }
+  std::string table;
+  for (const VariablePtr& v : remote->trainable_variables()) {
+    ASSERT_NE(dynamic_cast<RemoteVariable*>(v.get()), nullptr) << v->name();
+    if (v->name().find("embedding") != std::string::npos) table = v->name();
+  }
+  ASSERT_FALSE(table.empty());
+  const auto [table_ps, table_id] = strategy.placement(table);
+  const distribute::HostedVariableCounters before = strategy.ps(table_ps).server->counters(table_id);
+  remote->fit(conv_embedding_data(), options);
+  const distribute::HostedVariableCounters after = strategy.ps(table_ps).server->counters(table_id);
+  expect_weights_near(remote->get_weights(), plain->get_weights(), 1e-6, 1e-7);
+
+  // Both servers host variables, and every slot sits beside its variable.
+  EXPECT_GT(strategy.ps(0).server->num_variables(), 0u);
+  EXPECT_GT(strategy.ps(1).server->num_variables(), 0u);
+  const int64_t steps = 2 * kSamples / kBatch;
+  for (const VariablePtr& v : remote->trainable_variables()) {
+    const auto [task, id] = strategy.placement(v->name());
+    const distribute::HostedVariableCounters c = strategy.ps(task).server->counters(id);
+    EXPECT_EQ(c.dense_updates + c.sparse_updates, steps) << v->name();
+  }
+  // The table was never read whole during fit; only touched rows were served and pushed.
+  EXPECT_EQ(after.full_reads - before.full_reads, 0);
+  EXPECT_GT(after.rows_served - before.rows_served, 0);
+  EXPECT_LE(after.rows_served - before.rows_served, (steps + 1) * kUsedIds);
+  EXPECT_EQ(after.sparse_updates - before.sparse_updates, steps);
+  EXPECT_EQ(after.dense_updates - before.dense_updates, 0);
+  EXPECT_LE(after.rows_updated - before.rows_updated, steps * kUsedIds);
+}
+
+INSTANTIATE_TEST_SUITE_P(RemoteVariable, TwoPsFit, ::testing::Values("sgd_momentum", "adam"));
+
+}  // namespace
+}  // namespace strata::testing
