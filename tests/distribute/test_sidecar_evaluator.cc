@@ -160,6 +160,51 @@ TEST(SidecarEvaluator, FullModelFilesAlreadyPresentThenTimeoutEndsCleanly) {
   EXPECT_EQ(messages.count("no new checkpoint in '" + ckpt_dir + "'"), 1);
 }
 
+// A fixed-name ModelCheckpoint rewrites one file: each rewrite is a new checkpoint, and with no
+// number in the name the summary step is the evaluation's count.
+TEST(SidecarEvaluator, RewrittenFileIsEvaluatedAgain) {
+  set_random_seed(6);
+  TempDir dir;
+  const std::string ckpt_dir = (dir.path() / "ckpt").string();
+  const std::string path = ckpt_dir + "/latest.weights.h5";
+  Data data;
+  auto trainer = compiled_model();
+  std::string train_error;
+  std::thread train([&] {
+    try {
+      auto ckpt = std::make_shared<ModelCheckpoint>(
+          path, ModelCheckpointOptions().save_weights_only(true));
+      auto pace = std::make_shared<LambdaCallback>(LambdaCallbackOptions().on_epoch_end(
+          [](int, const Logs&) { std::this_thread::sleep_for(std::chrono::milliseconds(400)); }));
+      trainer->fit(data.x, data.y,
+                   FitOptions().epochs(2).batch_size(8).verbose(0).callbacks({ckpt, pace}));
+    } catch (const std::exception& e) {
+      train_error = e.what();
+    }
+  });
+  SidecarEvaluator sidecar(compiled_model(), data.dataset(), ckpt_dir,
+                           SidecarEvaluatorOptions()
+                               .max_evaluations(2)
+                               .poll_interval_seconds(0.05)
+                               .timeout_seconds(20)
+                               .log([](const std::string&) {}));
+  std::vector<SidecarEvaluation> history;
+  try {
+    history = sidecar.start();
+  } catch (...) {
+    train.join();
+    throw;
+  }
+  train.join();
+  ASSERT_EQ(train_error, "");
+  ASSERT_EQ(history.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(history[i].checkpoint, path);
+    EXPECT_EQ(history[i].step, int64_t(i) + 1);
+  }
+  EXPECT_NE(history[0].metrics.at("loss"), history[1].metrics.at("loss"));
+}
+
 // No checkpoint ever: an IOError naming the directory once the timeout has passed, not a hang.
 TEST(SidecarEvaluator, MissingDirectoryTimesOutWithAnErrorNamingIt) {
   TempDir dir;
