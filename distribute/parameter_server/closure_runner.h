@@ -3,6 +3,7 @@
 // the coordinator's semantics down without processes.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,25 @@ struct PerWorkerDatasetSpec {
   std::string function;
 };
 
+// The coordinator's model, as workers rebuild it: its Keras JSON config, its Keras 3
+// compile_config (JSON; empty when not compiled) and where its variables live
+// (ParameterServerStrategy::placement_json).
+struct WorkerModelSpec {
+  std::string model_json;
+  std::string compile_config_json;
+  std::string placement_json;
+};
+
+// What a worker must have before it takes closures.
+struct WorkerSetup {
+  // Drop every per-worker dataset and the model first (the worker is new, or came back after
+  // failing); `datasets` is then all of them, else only those created since.
+  bool rebuild = false;
+  std::vector<PerWorkerDatasetSpec> datasets;
+  // The model to rebuild; null: keep the one it has (or none).
+  std::shared_ptr<const WorkerModelSpec> model;
+};
+
 class ClosureRunner {
  public:
   virtual ~ClosureRunner() = default;
@@ -25,11 +45,10 @@ class ClosureRunner {
   // Runs `closure` to its end. Never throws for what happened on the worker: the outcome says
   // (kWorkerUnavailable when the worker could not be reached or died during the call).
   virtual ClosureOutcome run(const Closure& closure) = 0;
-  // Makes the worker ready for closures. With `rebuild` (before its first closure, and after it
-  // came back from a failure) the worker drops every per-worker dataset it had and builds
-  // `datasets`, which are then all of them, and whatever else it needs (the model); without,
-  // it builds the datasets created since. False when the worker does not answer.
-  virtual bool prepare(const std::vector<PerWorkerDatasetSpec>& datasets, bool rebuild) = 0;
+  // Makes the worker ready for closures (see WorkerSetup). False when the worker does not
+  // answer; a strata::Error for what the worker refused (an unknown dataset function, a model
+  // it cannot rebuild), which no retry would change.
+  virtual bool prepare(const WorkerSetup& setup) = 0;
   // Asks the worker's other work to end (the coordinator is going away). Best effort.
   virtual void cancel() {}
 };

@@ -9,6 +9,11 @@
 
 #include "distribute/coordination/key_value_store.h"
 #include "distribute/parameter_server/error_transport.h"
+#include "distribute/parameter_server/parameter_server_strategy.h"
+#include "distribute/parameter_server/worker_client.h"
+#include "framework/config/json.h"
+#include "framework/model/model.h"
+#include "framework/saving/keras3_compile_config.h"
 
 namespace strata::distribute {
 namespace {
@@ -30,6 +35,7 @@ struct ClusterCoordinator::Impl {
   CoordinatorOptions options;
   std::vector<std::unique_ptr<ClosureRunner>> workers;
   std::vector<std::thread> threads;
+  std::thread ps_watcher;
 
   mutable std::mutex mutex;
   std::condition_variable work_cv;  // closures queued, datasets added, or stopping
@@ -42,6 +48,9 @@ struct ClusterCoordinator::Impl {
   std::string fatal_error;
   std::vector<PerWorkerDatasetSpec> datasets;
   int64_t next_dataset_id = 0;
+  std::shared_ptr<const WorkerModelSpec> model;
+  int64_t model_version = 0;
+  std::vector<int64_t> model_built;  // per worker: the model_version it has
   // Per worker: datasets built so far (index into `datasets`), whether given up, counters.
   std::vector<size_t> datasets_built;
   std::vector<bool> given_up;
@@ -83,8 +92,10 @@ struct ClusterCoordinator::Impl {
   bool bring_up(int w, bool rebuild) {
     const Clock::time_point down_since = Clock::now();
     for (bool first_try = true;; first_try = false) {
-      std::vector<PerWorkerDatasetSpec> wanted;
+      WorkerSetup setup;
+      setup.rebuild = rebuild;
       size_t known = 0;
+      int64_t version = 0;
       {
         std::unique_lock<std::mutex> lock(mutex);
         if (!first_try) {
@@ -94,11 +105,24 @@ struct ClusterCoordinator::Impl {
         if (stopping) return false;
         known = datasets.size();
         const size_t from = rebuild ? 0 : datasets_built[w];
-        wanted.assign(datasets.begin() + int64_t(from), datasets.end());
+        setup.datasets.assign(datasets.begin() + int64_t(from), datasets.end());
+        version = model_version;
+        if (rebuild || model_built[w] != version) setup.model = model;
       }
-      if (workers[w]->prepare(wanted, rebuild)) {
+      bool ready = false;
+      try {
+        ready = workers[w]->prepare(setup);
+      } catch (const std::exception& e) {
+        // Every worker would refuse it alike (same binary, same request): the job cannot go on.
+        std::lock_guard<std::mutex> lock(mutex);
+        set_fatal_locked("ClusterCoordinator: " + workers[w]->task() +
+                         " could not get ready for closures: " + e.what());
+        return false;
+      }
+      if (ready) {
         std::lock_guard<std::mutex> lock(mutex);
         datasets_built[w] = known;
+        model_built[w] = version;
         if (rebuild) ++preparations[w];
         return true;
       }
@@ -125,13 +149,36 @@ struct ClusterCoordinator::Impl {
                      "workers, or check the network between them and this task");
   }
 
+  // Pings every ps in turn; the first that does not answer ends the job (its variables, and
+  // so the training, are gone), named in every later schedule/join.
+  void watch_ps(std::vector<std::shared_ptr<ParameterClient>> ps) {
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        work_cv.wait_for(lock, to_ms(options.ps_ping_interval_seconds),
+                         [&] { return stopping || !fatal_error.empty(); });
+        if (stopping || !fatal_error.empty()) return;
+      }
+      for (const auto& client : ps) {
+        try {
+          client->ping();
+        } catch (const Error& e) {
+          std::lock_guard<std::mutex> lock(mutex);
+          set_fatal_locked(std::string("ClusterCoordinator: ") + e.what());
+          return;
+        }
+      }
+    }
+  }
+
   void worker_loop(int w) {
     bool rebuild = true;  // the first preparation builds everything
     for (;;) {
       bool need_prepare = rebuild;
       {
         std::lock_guard<std::mutex> lock(mutex);
-        need_prepare = need_prepare || datasets_built[w] < datasets.size();
+        need_prepare = need_prepare || datasets_built[w] < datasets.size() ||
+                       model_built[w] != model_version;
       }
       if (need_prepare) {
         if (!bring_up(w, rebuild)) return;
@@ -141,11 +188,15 @@ struct ClusterCoordinator::Impl {
       {
         std::unique_lock<std::mutex> lock(mutex);
         work_cv.wait(lock, [&] {
-          return stopping || !queue.empty() || datasets_built[w] < datasets.size();
+          return stopping || !queue.empty() || datasets_built[w] < datasets.size() ||
+                 model_built[w] != model_version;
         });
         if (stopping) return;
         // Datasets created since this worker was prepared come first: a closure may read them.
-        if (queue.empty() || datasets_built[w] < datasets.size()) continue;
+        if (queue.empty() || datasets_built[w] < datasets.size() ||
+            model_built[w] != model_version) {
+          continue;
+        }
         job = std::move(queue.front());
         queue.pop_front();
         ++in_flight;
@@ -208,10 +259,41 @@ ClusterCoordinator::ClusterCoordinator(std::vector<std::unique_ptr<ClosureRunner
   m.workers = std::move(workers);
   const size_t n = m.workers.size();
   m.datasets_built.assign(n, 0);
+  m.model_built.assign(n, 0);
   m.given_up.assign(n, false);
   m.completed.assign(n, 0);
   m.preparations.assign(n, 0);
   for (size_t w = 0; w < n; ++w) m.threads.emplace_back([this, w] { impl_->worker_loop(int(w)); });
+}
+
+namespace {
+std::vector<std::unique_ptr<ClosureRunner>> worker_clients(const ParameterServerStrategy& strategy,
+                                                           const CoordinatorOptions& options) {
+  std::vector<std::unique_ptr<ClosureRunner>> runners;
+  for (const auto& [task, address] : strategy.worker_tasks()) {
+    runners.push_back(std::make_unique<WorkerClient>(
+        task, address, strategy.options(), to_ms(options.closure_timeout_seconds)));
+  }
+  return runners;
+}
+
+// The ping's own deadline: a ps that hangs is seen within a few seconds, not rpc_timeout.
+ParameterServerOptions ping_options(ParameterServerOptions options) {
+  options.rpc_timeout = std::min(options.rpc_timeout, std::chrono::milliseconds(5000));
+  return options;
+}
+}  // namespace
+
+ClusterCoordinator::ClusterCoordinator(std::shared_ptr<ParameterServerStrategy> strategy,
+                                       CoordinatorOptions options)
+    : ClusterCoordinator(worker_clients(*strategy, options), options) {
+  strategy_ = std::move(strategy);
+  std::vector<std::shared_ptr<ParameterClient>> pingers;
+  for (const auto& ps : strategy_->ps_clients()) {
+    pingers.push_back(
+        std::make_shared<ParameterClient>(ps->task(), ps->address(), ping_options(strategy_->options())));
+  }
+  impl_->ps_watcher = std::thread([this, pingers] { impl_->watch_ps(pingers); });
 }
 
 ClusterCoordinator::~ClusterCoordinator() {
@@ -225,6 +307,7 @@ ClusterCoordinator::~ClusterCoordinator() {
   impl_->work_cv.notify_all();
   for (auto& r : impl_->workers) r->cancel();
   for (std::thread& t : impl_->threads) t.join();
+  if (impl_->ps_watcher.joinable()) impl_->ps_watcher.join();
 }
 
 RemoteValue ClusterCoordinator::schedule(const std::string& function, std::vector<Tensor> args,
@@ -262,6 +345,22 @@ PerWorkerDataset ClusterCoordinator::create_per_worker_dataset(const std::string
   impl_->datasets.push_back(PerWorkerDatasetSpec{id, function});
   impl_->work_cv.notify_all();
   return PerWorkerDataset(id, function);
+}
+
+void ClusterCoordinator::set_model(std::shared_ptr<const WorkerModelSpec> model) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->raise_pending_locked();
+  impl_->model = std::move(model);
+  ++impl_->model_version;
+  impl_->work_cv.notify_all();
+}
+
+void ClusterCoordinator::set_model(const Model& model) {
+  auto spec = std::make_shared<WorkerModelSpec>();
+  spec->model_json = model.to_json();
+  if (model.compiled()) spec->compile_config_json = saving::keras3_compile_config(model).dump();
+  if (strategy_) spec->placement_json = strategy_->placement_json();
+  set_model(std::shared_ptr<const WorkerModelSpec>(std::move(spec)));
 }
 
 void ClusterCoordinator::report_fatal_error(const std::string& message) {

@@ -27,6 +27,10 @@
 #include "distribute/parameter_server/closure_runner.h"
 #include "distribute/parameter_server/remote_value.h"
 
+namespace strata {
+class Model;
+}
+
 namespace strata::distribute {
 
 struct CoordinatorOptions {
@@ -35,9 +39,15 @@ struct CoordinatorOptions {
   // A worker gone longer than this is given up; with every worker given up and closures left,
   // the coordinator fails naming them (TensorFlow waits for ever; a bound names the culprit).
   double worker_recovery_timeout_seconds = 600;
+  // The longest one closure may run on a worker before the worker counts as hung (its closure
+  // then runs elsewhere).
+  double closure_timeout_seconds = 600;
+  // How often the parameter servers are pinged (strategy constructor only).
+  double ps_ping_interval_seconds = 1;
 };
 
 class ClusterCoordinator;
+class ParameterServerStrategy;
 
 // An iterator every worker has its own copy of (TensorFlow's PerWorkerValues of iterators): a
 // closure scheduled with it reads the next element of *its* worker's iterator.
@@ -68,6 +78,10 @@ class PerWorkerDataset {
 
 class ClusterCoordinator {
  public:
+  // Coordinates the workers of `strategy`'s cluster over gRPC (this task is the coordinator),
+  // and pings its ps tasks every second: one that stops answering is a fatal error naming it.
+  explicit ClusterCoordinator(std::shared_ptr<ParameterServerStrategy> strategy,
+                              CoordinatorOptions options = {});
   // Over the given workers (one runner each).
   explicit ClusterCoordinator(std::vector<std::unique_ptr<ClosureRunner>> workers,
                               CoordinatorOptions options = {});
@@ -87,6 +101,14 @@ class ClusterCoordinator {
   // Builds the registered dataset function `function` on every worker.
   PerWorkerDataset create_per_worker_dataset(const std::string& function);
 
+  // The model every worker rebuilds (from its Keras config, with the strategy's variable
+  // placement) and hands to step functions as StepContext::model. Workers already running
+  // rebuild it before their next closure.
+  void set_model(std::shared_ptr<const WorkerModelSpec> model);
+  // The same for `model` (built in the strategy's scope): its config, compile config and the
+  // strategy's variable placement.
+  void set_model(const Model& model);
+
   // A failure outside any closure that ends the job (a parameter server found dead by a
   // watcher): every later schedule/join/done raises it.
   void report_fatal_error(const std::string& message);
@@ -102,6 +124,7 @@ class ClusterCoordinator {
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+  std::shared_ptr<ParameterServerStrategy> strategy_;
 };
 
 }  // namespace strata::distribute

@@ -8,6 +8,7 @@
 
 #include "distribute/coordination/key_value_store.h"
 #include "distribute/loopback_address.h"
+#include "distribute/parameter_server/grpc_channel.h"
 #include "distribute/parameter_server/parameter_server.grpc.pb.h"
 #include "distribute/parameter_server/tensor_wire.h"
 
@@ -18,27 +19,6 @@ namespace {
 namespace pb = parameter_server_pb;
 namespace wire = ps_wire;
 using std::chrono::milliseconds;
-
-std::shared_ptr<grpc::Channel> make_channel(const std::string& address,
-                                            const ParameterServerOptions& options) {
-  grpc::ChannelArguments args;
-  const int max_bytes = int(std::min<size_t>(options.max_message_bytes, INT_MAX));
-  args.SetMaxSendMessageSize(max_bytes);
-  args.SetMaxReceiveMessageSize(max_bytes);
-  // Frequent pings, also between calls, so that a ps whose process or host died is seen within
-  // keepalive_time + keepalive_timeout instead of at the rpc deadline (the service permits them).
-  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, int(options.keepalive_time.count()));
-  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, int(options.keepalive_timeout.count()));
-  args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
-  args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
-  // A ps that was briefly unreachable is dialled again within a second, not gRPC's default
-  // backoff of up to two minutes.
-  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-  return grpc::CreateCustomChannel(dialable_address(address), grpc::InsecureChannelCredentials(),
-                                   args);
-}
 
 }  // namespace
 
@@ -184,6 +164,12 @@ void ParameterClient::assign(const std::string& id, const Tensor& value, AssignM
                                               : pb::AssignRequest::ASSIGN);
   pb::AssignResponse response;
   impl_->call("Assign of '" + id + "'", request, &response, &pb::ParameterService::Stub::Assign);
+}
+
+void ParameterClient::shutdown() {
+  pb::ShutdownRequest request;
+  pb::ShutdownResponse response;
+  impl_->call("Shutdown", request, &response, &pb::ParameterService::Stub::Shutdown);
 }
 
 void ParameterClient::ping() {

@@ -45,6 +45,8 @@ class ParameterClient {
                     const OptimizerUpdate& rule, const Gradient& grad);
   // value <- value (kAssign), value + value (kAdd), value - value (kSub).
   void assign(const std::string& id, const Tensor& value, AssignMode mode = AssignMode::kAssign);
+  // Ends the ps task's Server::join(): the job is over.
+  void shutdown();
   // Returns when the ps answers (within rpc_timeout).
   void ping();
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <condition_variable>
 #include <mutex>
 #include <shared_mutex>
 #include <unordered_map>
@@ -99,6 +100,19 @@ class Handler final : public pb::ParameterService::CallbackService {
   grpc::ServerUnaryReactor* Ping(grpc::CallbackServerContext* context, const pb::PingRequest*,
                                  pb::PingResponse*) override {
     return answer(context, [] {});
+  }
+  grpc::ServerUnaryReactor* Shutdown(grpc::CallbackServerContext* context,
+                                     const pb::ShutdownRequest*,
+                                     pb::ShutdownResponse*) override {
+    return answer(context, [&] {
+      std::lock_guard<std::mutex> lock(shutdown_mutex_);
+      shutdown_requested_ = true;
+      shutdown_cv_.notify_all();
+    });
+  }
+  void wait_for_shutdown() {
+    std::unique_lock<std::mutex> lock(shutdown_mutex_);
+    shutdown_cv_.wait(lock, [&] { return shutdown_requested_; });
   }
 
   size_t size() const {
@@ -333,6 +347,9 @@ class Handler final : public pb::ParameterService::CallbackService {
   const ParameterServerOptions options_;
   mutable std::shared_mutex mutex_;   // guards the map only; each variable has its own lock
   std::unordered_map<std::string, std::shared_ptr<Hosted>> variables_;
+  std::mutex shutdown_mutex_;
+  std::condition_variable shutdown_cv_;
+  bool shutdown_requested_ = false;
 };
 
 }  // namespace
@@ -383,6 +400,8 @@ ParameterServer::~ParameterServer() {
 }
 
 int ParameterServer::port() const { return impl_->port; }
+
+void ParameterServer::wait_for_shutdown() { impl_->handler->wait_for_shutdown(); }
 
 size_t ParameterServer::num_variables() const { return impl_->handler->size(); }
 

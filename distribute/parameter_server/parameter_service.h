@@ -33,6 +33,8 @@ class ParameterServer {
                                                 ParameterServerOptions options = {});
   // The port bound (the one chosen for port 0).
   int port() const;
+  // Blocks until a client asks it to shut down (ParameterClient::shutdown: the job is over).
+  void wait_for_shutdown();
   // How many variables it hosts.
   size_t num_variables() const;
   // The counters of variable `id`; CoordinationError when it hosts no such variable.

@@ -61,15 +61,16 @@ class FakeWorker final : public ClosureRunner {
     return out;
   }
 
-  bool prepare(const std::vector<PerWorkerDatasetSpec>& datasets, bool rebuild) override {
+  bool prepare(const WorkerSetup& setup) override {
     if (down && !come_back) return false;
     if (down) {
       down = false;
       fail_runs_from = -1;
     }
     std::lock_guard<std::mutex> lock(mutex_);
-    if (rebuild) iterators_.clear();
-    for (const PerWorkerDatasetSpec& d : datasets) iterators_[d.id] = 0;
+    if (setup.rebuild) iterators_.clear();
+    for (const PerWorkerDatasetSpec& d : setup.datasets) iterators_[d.id] = 0;
+    if (setup.model) model_json = setup.model->model_json;
     ++prepared;
     return true;
   }
@@ -81,6 +82,7 @@ class FakeWorker final : public ClosureRunner {
   std::atomic<int> runs_started{0};
   std::atomic<bool> down{false}, come_back{false};
   std::atomic<int> completed{0}, prepared{0};
+  std::string model_json;  // the last model it was given
 
  private:
   int index_;

@@ -1,0 +1,121 @@
+#include "distribute/parameter_server/parameter_server_strategy.h"
+
+#include <iostream>
+
+#include "distribute/coordination/key_value_store.h"
+#include "distribute/parameter_server/remote_variable.h"
+#include "distribute/parameter_server/worker_client.h"
+#include "framework/config/json.h"
+
+namespace strata::distribute {
+
+std::string job_task_name(const std::string& job, int index) {
+  return "/job:" + job + "/replica:0/task:" + std::to_string(index);
+}
+
+ParameterServerStrategy::ParameterServerStrategy(const ClusterResolver& cluster_resolver,
+                                                 ParameterServerOptions options)
+    : ParameterServerStrategy(cluster_resolver.cluster_spec(), options) {}
+
+ParameterServerStrategy::ParameterServerStrategy(const ClusterSpec& cluster,
+                                                 ParameterServerOptions options)
+    : cluster_(cluster), options_(options) {
+  for (const char* job : {"ps", "worker"}) {
+    if (!cluster_.has_job(job) || cluster_.num_tasks(job) == 0) {
+      throw ValueError(std::string("ParameterServerStrategy: the cluster has no '") + job +
+                       "' task (it has: " +
+                       [&] {
+                         std::string jobs;
+                         for (const std::string& j : cluster_.jobs()) {
+                           jobs += (jobs.empty() ? "" : ", ") + j;
+                         }
+                         return jobs.empty() ? std::string("nothing") : jobs;
+                       }() +
+                       "). A parameter-server cluster needs at least one 'ps' and one 'worker' "
+                       "in TF_CONFIG's cluster (a 'chief' coordinates; without one, worker 0 "
+                       "does)");
+    }
+  }
+  for (int index : cluster_.task_indices("ps")) {
+    ps_.push_back(std::make_shared<ParameterClient>(
+        job_task_name("ps", index), cluster_.task_address("ps", index), options_));
+  }
+}
+
+int ParameterServerStrategy::num_workers() const { return cluster_.num_tasks("worker"); }
+
+std::vector<std::pair<std::string, std::string>> ParameterServerStrategy::worker_tasks() const {
+  std::vector<std::pair<std::string, std::string>> tasks;
+  for (int index : cluster_.task_indices("worker")) {
+    tasks.emplace_back(job_task_name("worker", index), cluster_.task_address("worker", index));
+  }
+  return tasks;
+}
+
+std::string ParameterServerStrategy::placement_json() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Json out = Json::object();
+  for (const auto& [name, ps] : placement_) out.set(name, Json(int64_t(ps)));
+  return out.dump();
+}
+
+void ParameterServerStrategy::set_placement(const std::string& json) {
+  const Json parsed = Json::parse(json);
+  std::map<std::string, int> placement;
+  for (const std::string& name : parsed.keys()) {
+    const int64_t index = parsed.at(name).as_int();
+    if (index < 0 || index >= num_ps()) {
+      throw ValueError("ParameterServerStrategy::set_placement: variable '" + name +
+                       "' is placed on ps " + std::to_string(index) + ", but this cluster has " +
+                       std::to_string(num_ps()) + " ps tasks: the coordinator and this task "
+                       "must read the same cluster spec");
+    }
+    placement[name] = int(index);
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  placement_ = std::move(placement);
+}
+
+VariablePtr ParameterServerStrategy::create_variable(const VariableSpec& spec,
+                                                     const NextCreator& next) {
+  // State read on sync (metrics) is each task's own, as in TensorFlow.
+  if (spec.synchronization == VariableSynchronization::kOnRead) return next(spec);
+  std::shared_ptr<ParameterClient> client;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    int ps = -1;
+    if (const auto* primary = dynamic_cast<const RemoteVariable*>(spec.colocate_with)) {
+      for (int i = 0; i < num_ps(); ++i) {
+        if (ps_[size_t(i)] == primary->client()) ps = i;
+      }
+    }
+    if (ps < 0) {
+      auto it = placement_.find(spec.name);
+      ps = it != placement_.end() ? it->second : next_ps_++ % num_ps();
+    }
+    placement_[spec.name] = ps;
+    client = ps_[size_t(ps)];
+  }
+  return std::make_shared<RemoteVariable>(spec, client, spec.name, /*create=*/true);
+}
+
+void ParameterServerStrategy::shutdown_cluster() {
+  for (const auto& [task, address] : worker_tasks()) {
+    try {
+      WorkerClient(task, address, options_).shutdown();
+    } catch (const Error& e) {
+      std::cerr << "ParameterServerStrategy: " << task << " did not take the shutdown: "
+                << e.what() << "\n";
+    }
+  }
+  for (const auto& ps : ps_) {
+    try {
+      ps->shutdown();
+    } catch (const Error& e) {
+      std::cerr << "ParameterServerStrategy: " << ps->describe()
+                << " did not take the shutdown: " << e.what() << "\n";
+    }
+  }
+}
+
+}  // namespace strata::distribute

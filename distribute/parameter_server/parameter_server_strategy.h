@@ -1,0 +1,79 @@
+// ParameterServerStrategy (TensorFlow's tf.distribute.ParameterServerStrategy): variables live on
+// the cluster's ps tasks, workers compute steps asynchronously, and the coordinator task (the
+// chief) schedules them through a ClusterCoordinator.
+//
+//   auto resolver = TFConfigClusterResolver();
+//   auto strategy = std::make_shared<ParameterServerStrategy>(resolver);
+//   { auto scope = strategy->scope(); model = build_model(); model->compile(...); }
+//   ClusterCoordinator coordinator(strategy);
+//
+// In scope, each variable is placed on a ps task round-robin, in creation order (TensorFlow's),
+// as a RemoteVariable handle; an optimizer slot goes beside its variable
+// (VariableSpec::colocate_with); per-replica state read on sync (metrics) stays local. Every task
+// of the job (the coordinator and each worker rebuilding the model) makes the same handles:
+// the coordinator sends its placement to the workers (placement_json), and creating a variable
+// that exists keeps its value. Variable ids on a ps are the variables' names, so one job trains
+// one model (or models whose variable names differ).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "distribute/cluster_resolver/cluster_resolver.h"
+#include "distribute/parameter_server/parameter_client.h"
+#include "framework/strategy/strategy.h"
+
+namespace strata::distribute {
+
+class ParameterServerStrategy : public Strategy {
+ public:
+  // The cluster must have a "ps" and a "worker" job. ValueError naming what is missing.
+  explicit ParameterServerStrategy(const ClusterResolver& cluster_resolver,
+                                   ParameterServerOptions options = {});
+  ParameterServerStrategy(const ClusterSpec& cluster, ParameterServerOptions options = {});
+
+  std::string name() const override { return "ParameterServerStrategy"; }
+  // Each worker computes a step by itself (TensorFlow's num_replicas_in_sync for PS with one
+  // device a worker is 1 as well).
+  int num_replicas_in_sync() const override { return 1; }
+  std::vector<Device> worker_devices() const override { return {Device::cpu()}; }
+  void run_replicas(const std::function<void(int)>& fn) override { fn(0); }
+
+  const ClusterSpec& cluster_spec() const { return cluster_; }
+  int num_ps() const { return int(ps_.size()); }
+  int num_workers() const override;
+  // "/job:ps/replica:0/task:i" clients, in task order.
+  const std::vector<std::shared_ptr<ParameterClient>>& ps_clients() const { return ps_; }
+  // "/job:worker/replica:0/task:i" and its address, in task order.
+  std::vector<std::pair<std::string, std::string>> worker_tasks() const;
+  const ParameterServerOptions& options() const { return options_; }
+
+  // Where every variable created so far lives: {"name": ps index}. A worker's strategy takes the
+  // coordinator's (set_placement) before rebuilding the model, so the two agree whatever else
+  // either created first.
+  std::string placement_json() const;
+  void set_placement(const std::string& json);
+
+  // Ends every ps and worker task's Server::join() (the job is over). Best effort: a task that
+  // does not answer is skipped.
+  void shutdown_cluster();
+
+ protected:
+  VariablePtr create_variable(const VariableSpec& spec, const NextCreator& next) override;
+
+ private:
+  ClusterSpec cluster_;
+  ParameterServerOptions options_;
+  std::vector<std::shared_ptr<ParameterClient>> ps_;
+  mutable std::mutex mutex_;
+  std::map<std::string, int> placement_;
+  int next_ps_ = 0;
+};
+
+// "/job:<job>/replica:0/task:<index>": a task's name in TensorFlow's device spelling.
+std::string job_task_name(const std::string& job, int index);
+
+}  // namespace strata::distribute
