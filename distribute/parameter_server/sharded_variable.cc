@@ -1,6 +1,8 @@
 #include "distribute/parameter_server/sharded_variable.h"
 
+#include <algorithm>
 #include <string>
+#include <unordered_map>
 
 #include "framework/autograd/grad_mode.h"
 #include "framework/autograd/node.h"
@@ -118,6 +120,10 @@ Tensor& ShardedVariable::storage() {
                       "live in its shards");
 }
 
+size_t ShardedVariable::shard_of(int64_t row) const {
+  return size_t(std::upper_bound(offsets_.begin(), offsets_.end(), row) - offsets_.begin()) - 1;
+}
+
 bool ShardedVariable::tracks_reads() const {
   // Variable::make_read's rule, for the reads assembled here without it (gather).
   return is_floating(dtype_) && ((trainable_ && autograd::should_watch_variables()) ||
@@ -147,7 +153,7 @@ Tensor ShardedVariable::gather(const Tensor& ids) const {
   // Each shard is asked once for its distinct touched rows; `where[j]` is id j's row in the
   // concatenation of the shards' answers.
   std::vector<std::vector<int64_t>> local(shards_.size());
-  std::vector<std::vector<int64_t>> first_pos(shards_.size());
+  std::vector<std::unordered_map<int64_t, int64_t>> answer_index(shards_.size());  // row -> k
   std::vector<std::pair<size_t, int64_t>> owner(idv.size());  // (shard, index in its answer)
   for (size_t j = 0; j < idv.size(); ++j) {
     const int64_t id = idv[j];
@@ -156,15 +162,10 @@ Tensor ShardedVariable::gather(const Tensor& ids) const {
                        " at position " + std::to_string(j) + " is outside [0, " +
                        std::to_string(shape_[0]) + ")");
     }
-    size_t s = shards_.size() - 1;
-    while (offsets_[s] > id) --s;
-    std::vector<int64_t>& rows = local[s];
-    const int64_t r = id - offsets_[s];
-    // Linear search is fine for a step's ids per shard; a map would do for huge batches.
-    int64_t k = 0;
-    while (k < int64_t(rows.size()) && rows[size_t(k)] != r) ++k;
-    if (k == int64_t(rows.size())) rows.push_back(r);
-    owner[j] = {s, k};
+    const size_t s = shard_of(id);
+    const auto [it, added] = answer_index[s].emplace(id - offsets_[s], int64_t(local[s].size()));
+    if (added) local[s].push_back(it->first);
+    owner[j] = {s, it->second};
   }
   Tensor out;
   {
@@ -253,8 +254,11 @@ void ShardedVariable::apply_update(const VariableUpdate& update, UpdateBatch& ba
   const std::vector<int64_t> idx = slices.indices.cast(DType::kInt64).to_vector<int64_t>();
   std::vector<std::vector<int64_t>> local(shards_.size()), pos(shards_.size());
   for (size_t j = 0; j < idx.size(); ++j) {
-    size_t s = shards_.size() - 1;
-    while (offsets_[s] > idx[j]) --s;
+    if (idx[j] < 0 || idx[j] >= shape_[0]) {
+      throw IndexError(who + ": gradient row " + std::to_string(idx[j]) + " is outside [0, " +
+                       std::to_string(shape_[0]) + ")");
+    }
+    const size_t s = shard_of(idx[j]);
     local[s].push_back(idx[j] - offsets_[s]);
     pos[s].push_back(int64_t(j));
   }

@@ -67,6 +67,7 @@ class ShardedVariable final : public Variable {
   enum class Op { kAssign, kAdd, kSub };
   void update_rows(const Tensor& value, Op op, const char* name);
   bool tracks_reads() const;
+  size_t shard_of(int64_t row) const;  // the shard holding logical row `row` (in range)
 
   std::vector<VariablePtr> shards_;
   std::vector<int64_t> offsets_;  // offsets_[i]: the logical row where shard i starts

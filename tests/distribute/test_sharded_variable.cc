@@ -185,6 +185,31 @@ TEST(ShardedVariableGradients, ValueAndGatherGradientsMatchTheUnshardedVariables
   }
 }
 
+// Under a mixed-precision layer's autocast the assembled value and rows are cast once (the
+// shards are read as stored), and the gradient reaches the variable in its own dtype.
+TEST(ShardedVariableGradients, AutocastReadsComeInTheComputeDtype) {
+  const VariableSpec spec = table_spec();
+  auto v = std::make_shared<ShardedVariable>(spec, ShardedVariable::make_shards(spec, 3, plain));
+  const Tensor ids = Tensor::from_vector<int64_t>({9, 2}, Shape{2});
+  GradientTape tape;
+  Tensor loss;
+  {
+    mixed_precision::AutocastScope autocast(DType::kFloat16);
+    const Tensor value = v->value(), rows = v->gather(ids);
+    EXPECT_EQ(value.dtype(), DType::kFloat16);
+    EXPECT_EQ(rows.dtype(), DType::kFloat16);
+    EXPECT_EQ(v->shards()[0]->value().dtype(), DType::kFloat32);
+    loss = add(reduce_sum(value.cast(float32)), reduce_sum(rows.cast(float32)));
+  }
+  const Tensor g = tape.gradient(loss, std::vector<VariablePtr>{v})[0];
+  ASSERT_EQ(g.dtype(), DType::kFloat32);
+  std::vector<float> expected(30, 1.0f);
+  for (int64_t id : {9, 2}) {
+    for (int64_t c = 0; c < 3; ++c) expected[size_t(id * 3 + c)] += 1.0f;
+  }
+  EXPECT_EQ(g.to_vector<float>(), expected);
+}
+
 TEST(ShardedVariableGradients, GradientShardsAreNotAccepted) {
   const VariableSpec spec = table_spec();
   ShardedVariable v(spec, ShardedVariable::make_shards(spec, 2, plain));
