@@ -320,7 +320,7 @@ RemoteValue ClusterCoordinator::schedule(const std::string& function, std::vecto
   if (iterator != nullptr) q.closure.dataset_id = iterator->dataset_id();
   RemoteValue value = q.value;
   impl_->queue.push_back(std::move(q));
-  impl_->work_cv.notify_one();
+  impl_->work_cv.notify_all();  // all: the ps watcher waits on it too
   return value;
 }
 

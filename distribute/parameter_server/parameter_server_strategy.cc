@@ -1,9 +1,11 @@
 #include "distribute/parameter_server/parameter_server_strategy.h"
 
 #include <iostream>
+#include <optional>
 
 #include "distribute/coordination/key_value_store.h"
 #include "distribute/parameter_server/remote_variable.h"
+#include "distribute/parameter_server/sharded_variable.h"
 #include "distribute/parameter_server/worker_client.h"
 #include "framework/config/json.h"
 
@@ -13,13 +15,16 @@ std::string job_task_name(const std::string& job, int index) {
   return "/job:" + job + "/replica:0/task:" + std::to_string(index);
 }
 
-ParameterServerStrategy::ParameterServerStrategy(const ClusterResolver& cluster_resolver,
-                                                 ParameterServerOptions options)
-    : ParameterServerStrategy(cluster_resolver.cluster_spec(), options) {}
+ParameterServerStrategy::ParameterServerStrategy(
+    const ClusterResolver& cluster_resolver,
+    std::shared_ptr<const Partitioner> variable_partitioner, ParameterServerOptions options)
+    : ParameterServerStrategy(cluster_resolver.cluster_spec(), std::move(variable_partitioner),
+                              options) {}
 
-ParameterServerStrategy::ParameterServerStrategy(const ClusterSpec& cluster,
-                                                 ParameterServerOptions options)
-    : cluster_(cluster), options_(options) {
+ParameterServerStrategy::ParameterServerStrategy(
+    const ClusterSpec& cluster, std::shared_ptr<const Partitioner> variable_partitioner,
+    ParameterServerOptions options)
+    : cluster_(cluster), partitioner_(std::move(variable_partitioner)), options_(options) {
   for (const char* job : {"ps", "worker"}) {
     if (!cluster_.has_job(job) || cluster_.num_tasks(job) == 0) {
       throw ValueError(std::string("ParameterServerStrategy: the cluster has no '") + job +
@@ -54,13 +59,19 @@ std::vector<std::pair<std::string, std::string>> ParameterServerStrategy::worker
 
 std::string ParameterServerStrategy::placement_json() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  Json out = Json::object();
-  for (const auto& [name, ps] : placement_) out.set(name, Json(int64_t(ps)));
-  return out.dump();
+  Json on_ps = Json::object();
+  for (const auto& [name, ps] : placement_) on_ps.set(name, Json(int64_t(ps)));
+  Json shards = Json::object();
+  for (const auto& [name, n] : sharded_) shards.set(name, Json(n));
+  return Json::object({{"ps", on_ps}, {"shards", shards}}).dump();
 }
 
 void ParameterServerStrategy::set_placement(const std::string& json) {
-  const Json parsed = Json::parse(json);
+  const Json all = Json::parse(json);
+  const Json parsed = all.at("ps");
+  const Json shards = all.at("shards");
+  std::map<std::string, int64_t> sharded;
+  for (const std::string& name : shards.keys()) sharded[name] = shards.at(name).as_int();
   std::map<std::string, int> placement;
   for (const std::string& name : parsed.keys()) {
     const int64_t index = parsed.at(name).as_int();
@@ -74,12 +85,39 @@ void ParameterServerStrategy::set_placement(const std::string& json) {
   }
   std::lock_guard<std::mutex> lock(mutex_);
   placement_ = std::move(placement);
+  sharded_ = std::move(sharded);
 }
 
 VariablePtr ParameterServerStrategy::create_variable(const VariableSpec& spec,
                                                      const NextCreator& next) {
   // State read on sync (metrics) is each task's own, as in TensorFlow.
   if (spec.synchronization == VariableSynchronization::kOnRead) return next(spec);
+  const auto make_remote = [this](const VariableSpec& s) { return create_remote(s); };
+  // Sharded as the coordinator sharded it (its placement), else as the partitioner says; a slot
+  // of a sharded variable is sharded alike (create_sharded_variable sees colocate_with).
+  std::optional<int64_t> shards;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = sharded_.find(spec.name);
+    if (it != sharded_.end()) shards = it->second;
+  }
+  VariablePtr v;
+  if (shards) {
+    v = create_sharded_variable(spec, FixedShardsPartitioner(*shards), make_remote);
+  } else if (partitioner_ || dynamic_cast<const ShardedVariable*>(spec.colocate_with)) {
+    static const FixedShardsPartitioner kWhole(1);
+    v = create_sharded_variable(spec, partitioner_ ? *partitioner_ : kWhole, make_remote);
+  } else {
+    return create_remote(spec);
+  }
+  if (const auto* sharded = dynamic_cast<const ShardedVariable*>(v.get())) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    sharded_[spec.name] = sharded->num_shards();
+  }
+  return v;
+}
+
+VariablePtr ParameterServerStrategy::create_remote(const VariableSpec& spec) {
   std::shared_ptr<ParameterClient> client;
   {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -24,6 +24,7 @@
 
 #include "distribute/cluster_resolver/cluster_resolver.h"
 #include "distribute/parameter_server/parameter_client.h"
+#include "distribute/parameter_server/partitioners.h"
 #include "framework/strategy/strategy.h"
 
 namespace strata::distribute {
@@ -31,9 +32,15 @@ namespace strata::distribute {
 class ParameterServerStrategy : public Strategy {
  public:
   // The cluster must have a "ps" and a "worker" job. ValueError naming what is missing.
+  // With a `variable_partitioner` (FixedShards / MinSize / MaxSize, partitioners.h), a variable
+  // of two or more rows that it splits becomes a ShardedVariable whose shards are placed
+  // round-robin like variables.
   explicit ParameterServerStrategy(const ClusterResolver& cluster_resolver,
+                                   std::shared_ptr<const Partitioner> variable_partitioner = nullptr,
                                    ParameterServerOptions options = {});
-  ParameterServerStrategy(const ClusterSpec& cluster, ParameterServerOptions options = {});
+  explicit ParameterServerStrategy(const ClusterSpec& cluster,
+                                   std::shared_ptr<const Partitioner> variable_partitioner = nullptr,
+                                   ParameterServerOptions options = {});
 
   std::string name() const override { return "ParameterServerStrategy"; }
   // Each worker computes a step by itself (TensorFlow's num_replicas_in_sync for PS with one
@@ -51,7 +58,8 @@ class ParameterServerStrategy : public Strategy {
   std::vector<std::pair<std::string, std::string>> worker_tasks() const;
   const ParameterServerOptions& options() const { return options_; }
 
-  // Where every variable created so far lives: {"name": ps index}. A worker's strategy takes the
+  // Where every variable created so far lives: {"ps": {"name": ps index} for each variable and
+  // shard, "shards": {"name": shard count} for each sharded variable}. A worker's strategy takes the
   // coordinator's (set_placement) before rebuilding the model, so the two agree whatever else
   // either created first.
   std::string placement_json() const;
@@ -65,11 +73,17 @@ class ParameterServerStrategy : public Strategy {
   VariablePtr create_variable(const VariableSpec& spec, const NextCreator& next) override;
 
  private:
+  // A RemoteVariable beside spec.colocate_with's, else where the placement says, else on the
+  // next ps round-robin.
+  VariablePtr create_remote(const VariableSpec& spec);
+
   ClusterSpec cluster_;
+  std::shared_ptr<const Partitioner> partitioner_;
   ParameterServerOptions options_;
   std::vector<std::shared_ptr<ParameterClient>> ps_;
   mutable std::mutex mutex_;
-  std::map<std::string, int> placement_;
+  std::map<std::string, int> placement_;      // variable or shard name -> ps index
+  std::map<std::string, int64_t> sharded_;   // sharded variable name -> number of shards
   int next_ps_ = 0;
 };
 

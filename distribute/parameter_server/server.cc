@@ -3,6 +3,7 @@
 #include "distribute/parameter_server/parameter_server_strategy.h"
 #include "distribute/parameter_server/parameter_service.h"
 #include "distribute/parameter_server/worker_service.h"
+#include "framework/config/json.h"
 
 namespace strata::distribute {
 
@@ -22,7 +23,7 @@ Server::Server(const ClusterSpec& cluster, const std::string& job_name, int task
   if (job_name == "ps") {
     ps_ = ParameterServer::start(address, options);
   } else {
-    auto strategy = std::make_shared<ParameterServerStrategy>(cluster, options);
+    auto strategy = std::make_shared<ParameterServerStrategy>(cluster, nullptr, options);
     worker_ = WorkerServer::start(address, std::move(strategy), task_index);
   }
 }

@@ -87,7 +87,6 @@ bool WorkerClient::prepare(const WorkerSetup& setup) {
     out->set_function(d.function);
   }
   if (setup.model) {
-    request.set_has_model(true);
     request.mutable_model()->set_model_json(setup.model->model_json);
     request.mutable_model()->set_compile_config_json(setup.model->compile_config_json);
     request.mutable_model()->set_placement_json(setup.model->placement_json);

@@ -1,0 +1,246 @@
+// ParameterServerStrategy + ClusterCoordinator over real gRPC services, all in this process:
+// two ps servers, two worker servers, the coordinator. The model travels as its Keras config,
+// steps and datasets by registered name; variables live on the ps tasks (the embedding sharded
+// over both, TensorFlow's tutorial shapes). A worker server that goes away mid-training has its
+// closures re-run elsewhere and is re-admitted when it is back; a ps that goes away is fatal and
+// named; a step's error comes out of join().
+#include <chrono>
+#include <thread>
+
+#include "distribute/parameter_server/cluster_coordinator.h"
+#include "distribute/parameter_server/parameter_server_strategy.h"
+#include "distribute/parameter_server/parameter_service.h"
+#include "distribute/parameter_server/remote_variable.h"
+#include "distribute/parameter_server/sharded_variable.h"
+#include "distribute/parameter_server/step_registry.h"
+#include "distribute/parameter_server/worker_service.h"
+#include "tests/distribute/distribute_test_utils.h"
+
+namespace strata::testing {
+namespace {
+
+using namespace distribute;
+using namespace std::chrono_literals;
+
+constexpr int64_t kVocab = 9, kDim = 20;
+
+// The tutorial's task in numbers: ids 0..8, label 1 for ids below 4.
+data::Dataset id_data(int seed) {
+  std::vector<int64_t> ids;
+  std::vector<float> labels;
+  for (int i = 0; i < 256; ++i) {
+    const int64_t id = (i * 7 + seed) % kVocab;
+    ids.push_back(id);
+    labels.push_back(id < 4 ? 1.0f : 0.0f);
+  }
+  return data::Dataset::from_tensor_slices({Tensor::from_vector(ids, Shape{256, 1}),
+                                            Tensor::from_vector(labels, Shape{256, 1})});
+}
+
+void register_functions() {
+  register_dataset_function("ps_test_data", [](const DatasetContext& ctx) {
+    return id_data(ctx.worker_index).shuffle(64, 7).repeat().batch(16);
+  });
+  register_step_function("ps_test_train", [](StepContext& ctx) {
+    const data::Element batch = ctx.next();
+    const Logs logs = ctx.model->train_on_batch(batch[0], batch[1]);
+    return std::vector<Tensor>{
+        Tensor::from_vector(std::vector<float>{float(logs.at("loss"))}, Shape{})};
+  });
+  register_step_function("ps_test_slow_train", [](StepContext& ctx) {
+    std::this_thread::sleep_for(20ms);
+    const data::Element batch = ctx.next();
+    ctx.model->train_on_batch(batch[0], batch[1]);
+    return std::vector<Tensor>{};
+  });
+  register_step_function("ps_test_raise", [](StepContext&) -> std::vector<Tensor> {
+    throw ValueError("ps_test_raise: the input is bad");
+  });
+}
+
+// 2 ps + 2 workers served here, and the coordinator's strategy over them.
+struct LocalCluster {
+  LocalCluster() {
+    register_functions();
+    std::map<std::string, std::vector<std::string>> jobs;
+    for (int i = 0; i < 2; ++i) {
+      ps.push_back(ParameterServer::start("localhost:0", fast_options()));
+      jobs["ps"].push_back("localhost:" + std::to_string(ps.back()->port()));
+    }
+    // Workers need only the ps addresses; their own come from binding port 0.
+    jobs["worker"] = {"localhost:1", "localhost:2"};
+    for (int i = 0; i < 2; ++i) {
+      worker_strategies.push_back(
+          std::make_shared<ParameterServerStrategy>(ClusterSpec(jobs), nullptr, fast_options()));
+      workers.push_back(WorkerServer::start("localhost:0", worker_strategies.back(), i));
+      worker_ports.push_back(workers.back()->port());
+    }
+    jobs["worker"] = {"localhost:" + std::to_string(worker_ports[0]),
+                      "localhost:" + std::to_string(worker_ports[1])};
+    spec = ClusterSpec(jobs);
+  }
+  static ParameterServerOptions fast_options() {
+    ParameterServerOptions o;
+    o.rpc_timeout = 10s;
+    return o;
+  }
+  std::shared_ptr<ParameterServerStrategy> strategy(std::shared_ptr<const Partitioner> p) {
+    return std::make_shared<ParameterServerStrategy>(spec, std::move(p), fast_options());
+  }
+  static CoordinatorOptions coordinator_options() {
+    CoordinatorOptions o;
+    o.worker_retry_interval_seconds = 0.05;
+    o.worker_recovery_timeout_seconds = 30;
+    o.closure_timeout_seconds = 20;
+    o.ps_ping_interval_seconds = 0.2;
+    return o;
+  }
+
+  std::vector<std::unique_ptr<ParameterServer>> ps;
+  std::vector<std::shared_ptr<ParameterServerStrategy>> worker_strategies;
+  std::vector<std::unique_ptr<WorkerServer>> workers;
+  std::vector<int> worker_ports;
+  ClusterSpec spec;
+};
+
+std::shared_ptr<Model> tutorial_model() {
+  set_random_seed(5);
+  KerasTensor ids = Input({1}, DType::kInt64);
+  KerasTensor x = Flatten()(Embedding(kVocab, kDim)(ids));
+  KerasTensor out = Dense(1, "sigmoid")(x);
+  auto model = std::make_shared<Model>(ids, out);
+  model->compile(CompileOptions()
+                     .optimizer(std::make_shared<optimizers::RMSprop>(0.05))
+                     .loss(std::make_shared<losses::BinaryCrossentropy>())
+                     .metrics({"accuracy"}));
+  return model;
+}
+
+TEST(ParameterServerStrategy, TutorialModelShardsOverBothPsAndTrainsAsynchronously) {
+  LocalCluster cluster;
+  auto strategy = cluster.strategy(std::make_shared<FixedShardsPartitioner>(2));
+  std::shared_ptr<Model> model;
+  {
+    auto scope = strategy->scope();
+    model = tutorial_model();
+  }
+  // TensorFlow's tutorial: (5, 20) on ps 0 and (4, 20) on ps 1.
+  const VariablePtr table = model->trainable_variables().front();
+  auto* sharded = dynamic_cast<ShardedVariable*>(table.get());
+  ASSERT_NE(sharded, nullptr) << table->name();
+  ASSERT_EQ(sharded->num_shards(), 2);
+  EXPECT_EQ(sharded->shards()[0]->shape(), Shape({5, kDim}));
+  EXPECT_EQ(sharded->shards()[1]->shape(), Shape({4, kDim}));
+  EXPECT_EQ(dynamic_cast<RemoteVariable&>(*sharded->shards()[0]).task(),
+            "/job:ps/replica:0/task:0");
+  EXPECT_EQ(dynamic_cast<RemoteVariable&>(*sharded->shards()[1]).task(),
+            "/job:ps/replica:0/task:1");
+
+  ClusterCoordinator coordinator(strategy, LocalCluster::coordinator_options());
+  coordinator.set_model(*model);
+  PerWorkerIterator it = coordinator.create_per_worker_dataset("ps_test_data").iterator();
+  std::vector<RemoteValue> losses;
+  for (int i = 0; i < 60; ++i) losses.push_back(coordinator.schedule("ps_test_train", {}, &it));
+  coordinator.join();
+  const std::vector<int64_t> done = coordinator.closures_completed_per_worker();
+  EXPECT_EQ(done[0] + done[1], 60);
+  EXPECT_GT(done[0], 0);
+  EXPECT_GT(done[1], 0);
+  // It learned: the coordinator's model reads the ps tasks' variables.
+  const Logs eval = model->test_on_batch(
+      Tensor::from_vector(std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8}, Shape{9, 1}),
+      Tensor::from_vector(std::vector<float>{1, 1, 1, 1, 0, 0, 0, 0, 0}, Shape{9, 1}));
+  EXPECT_EQ(eval.at("accuracy"), 1.0) << "loss " << eval.at("loss");
+  EXPECT_LT(losses.back().fetch_one().item<float>(), losses.front().fetch_one().item<float>());
+}
+
+TEST(ParameterServerStrategy, WorkerThatGoesAwayHasItsStepsRunElsewhereAndIsReadmitted) {
+  LocalCluster cluster;
+  auto strategy = cluster.strategy(nullptr);
+  std::shared_ptr<Model> model;
+  {
+    auto scope = strategy->scope();
+    model = tutorial_model();
+  }
+  ClusterCoordinator coordinator(strategy, LocalCluster::coordinator_options());
+  coordinator.set_model(*model);
+  PerWorkerIterator it = coordinator.create_per_worker_dataset("ps_test_data").iterator();
+  std::vector<RemoteValue> steps;
+  for (int i = 0; i < 40; ++i) steps.push_back(coordinator.schedule("ps_test_slow_train", {}, &it));
+  std::this_thread::sleep_for(200ms);
+  cluster.workers[1].reset();  // worker 1 stops serving mid-training
+  for (int i = 0; i < 40; ++i) steps.push_back(coordinator.schedule("ps_test_slow_train", {}, &it));
+  coordinator.join();
+  for (const RemoteValue& v : steps) EXPECT_EQ(v.state(), RemoteValue::State::kReady);
+  const std::vector<int64_t> done = coordinator.closures_completed_per_worker();
+  EXPECT_EQ(done[0] + done[1], 80);  // every scheduled step ran to its end once
+  // Worker 1 comes back on its address: re-admitted with its dataset rebuilt, takes steps again.
+  cluster.workers[1] = WorkerServer::start("localhost:" + std::to_string(cluster.worker_ports[1]),
+                                           cluster.worker_strategies[1], 1);
+  for (int i = 0; i < 200 && coordinator.worker_preparations(1) < 2; ++i) {
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_EQ(coordinator.worker_preparations(1), 2);
+  for (int i = 0; i < 40; ++i) coordinator.schedule("ps_test_slow_train", {}, &it);
+  coordinator.join();
+  EXPECT_GT(cluster.workers[1]->closures_run(), 0);
+}
+
+TEST(ParameterServerStrategy, PsThatGoesAwayFailsTheCoordinatorNamingIt) {
+  LocalCluster cluster;
+  auto strategy = cluster.strategy(nullptr);
+  std::shared_ptr<Model> model;
+  {
+    auto scope = strategy->scope();
+    model = tutorial_model();
+  }
+  ClusterCoordinator coordinator(strategy, LocalCluster::coordinator_options());
+  coordinator.set_model(*model);
+  PerWorkerIterator it = coordinator.create_per_worker_dataset("ps_test_data").iterator();
+  coordinator.schedule("ps_test_train", {}, &it);
+  coordinator.join();
+  const std::string ps1 = "localhost:" + std::to_string(cluster.ps[1]->port());
+  cluster.ps[1].reset();
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    for (int i = 0; i < 1000; ++i) {
+      coordinator.schedule("ps_test_train", {}, &it);
+      std::this_thread::sleep_for(10ms);
+    }
+    coordinator.join();
+    FAIL() << "no error after the ps went away";
+  } catch (const CoordinationError& e) {
+    EXPECT_NE(std::string(e.what()).find("/job:ps/replica:0/task:1"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find(ps1), std::string::npos) << e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
+  EXPECT_THROW(coordinator.join(), CoordinationError);  // fatal: raised every time
+}
+
+TEST(ParameterServerStrategy, StepErrorComesOutOfJoinAsItsClass) {
+  LocalCluster cluster;
+  auto strategy = cluster.strategy(nullptr);
+  ClusterCoordinator coordinator(strategy, LocalCluster::coordinator_options());
+  coordinator.schedule("ps_test_raise");
+  try {
+    coordinator.join();
+    FAIL() << "join() did not raise";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("the input is bad"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("/job:worker/replica:0/task:"), std::string::npos);
+  }
+  EXPECT_NO_THROW(coordinator.join());
+  // An unknown function is the worker's error, naming what is registered.
+  coordinator.schedule("no_such_step");
+  EXPECT_THROW(coordinator.join(), ValueError);
+}
+
+TEST(ParameterServerStrategy, ClusterWithoutPsOrWorkerIsAValueError) {
+  using Jobs = std::map<std::string, std::vector<std::string>>;
+  EXPECT_THROW(ParameterServerStrategy(ClusterSpec(Jobs{{"worker", {"localhost:1"}}})), ValueError);
+  EXPECT_THROW(ParameterServerStrategy(ClusterSpec(Jobs{{"ps", {"localhost:1"}}})), ValueError);
+}
+
+}  // namespace
+}  // namespace strata::testing
