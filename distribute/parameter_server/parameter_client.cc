@@ -172,6 +172,23 @@ void ParameterClient::shutdown() {
   impl_->call("Shutdown", request, &response, &pb::ParameterService::Stub::Shutdown);
 }
 
+void ParameterClient::wait_until_ready(std::chrono::milliseconds timeout) {
+  // wait_for_ready: the call waits (to its deadline) for a ps that is not listening yet, instead
+  // of failing at the first refused connection.
+  pb::PingRequest request;
+  pb::PingResponse response;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + timeout);
+  context.set_wait_for_ready(true);
+  const grpc::Status status = impl_->stub->Ping(&context, request, &response);
+  if (status.ok()) return;
+  throw CoordinationError(
+      "the parameter server " + impl_->describe() + " did not come up within " +
+      std::to_string(timeout.count()) + " ms (ParameterServerOptions::connect_timeout; " +
+      status.error_message() + "): start the ps task (it runs Server(...).join()), or fix its "
+      "address in the cluster spec");
+}
+
 void ParameterClient::ping() {
   pb::PingRequest request;
   pb::PingResponse response;

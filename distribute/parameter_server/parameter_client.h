@@ -49,6 +49,9 @@ class ParameterClient {
   void shutdown();
   // Returns when the ps answers (within rpc_timeout).
   void ping();
+  // Waits up to `timeout` for the ps to come up (a task starting later than this one);
+  // CoordinationError naming it after that.
+  void wait_until_ready(std::chrono::milliseconds timeout);
 
   // "/job:ps/replica:0/task:1", and "/job:ps/replica:0/task:1 (host:port)" for messages.
   const std::string& task() const;

@@ -17,6 +17,9 @@ struct ParameterServerOptions {
   // keepalive_time + keepalive_timeout even while a call waits (the service permits them).
   std::chrono::milliseconds keepalive_time{1000};
   std::chrono::milliseconds keepalive_timeout{3000};
+  // How long a task waits for a ps to come up before its first variable is created there (the
+  // tasks of a job start in any order).
+  std::chrono::milliseconds connect_timeout{120000};
 };
 
 }  // namespace strata::distribute

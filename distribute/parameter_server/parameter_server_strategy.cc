@@ -45,6 +45,7 @@ ParameterServerStrategy::ParameterServerStrategy(
     ps_.push_back(std::make_shared<ParameterClient>(
         job_task_name("ps", index), cluster_.task_address("ps", index), options_));
   }
+  ps_ready_.assign(ps_.size(), false);
 }
 
 int ParameterServerStrategy::num_workers() const { return cluster_.num_tasks("worker"); }
@@ -133,6 +134,10 @@ VariablePtr ParameterServerStrategy::create_remote(const VariableSpec& spec) {
     }
     placement_[spec.name] = ps;
     client = ps_[size_t(ps)];
+    if (!ps_ready_[size_t(ps)]) {
+      client->wait_until_ready(options_.connect_timeout);
+      ps_ready_[size_t(ps)] = true;
+    }
   }
   return std::make_shared<RemoteVariable>(spec, client, spec.name, /*create=*/true);
 }

@@ -85,6 +85,7 @@ class ParameterServerStrategy : public Strategy {
   std::map<std::string, int> placement_;      // variable or shard name -> ps index
   std::map<std::string, int64_t> sharded_;   // sharded variable name -> number of shards
   int next_ps_ = 0;
+  std::vector<bool> ps_ready_;  // per ps: answered once (tasks start in any order)
 };
 
 // "/job:<job>/replica:0/task:<index>": a task's name in TensorFlow's device spelling.
