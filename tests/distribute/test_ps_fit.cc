@@ -127,9 +127,14 @@ TEST(PsFit, DatasetCreatorTrainsOnTheWorkersAndHistoryHasEveryEpoch) {
   const auto inline_scores =
       model->evaluate(DatasetCreator("ps_fit_data"), EvaluateOptions().steps(8).verbose(0));
   EXPECT_GT(inline_scores.at("accuracy"), 0.9);
-  // A second fit goes on from the trained variables, on the same coordinator.
+  // A second fit goes on from the trained variables, on the same coordinator; the progress bar
+  // prints a line per epoch.
+  ::testing::internal::CaptureStdout();
   const History more = model->fit(DatasetCreator("ps_fit_data"),
-                                  FitOptions().epochs(1).steps_per_epoch(10).verbose(0));
+                                  FitOptions().epochs(1).steps_per_epoch(10).verbose(2));
+  const std::string printed = ::testing::internal::GetCapturedStdout();
+  EXPECT_NE(printed.find("10/10"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("loss: "), std::string::npos) << printed;
   EXPECT_EQ(more.history.at("loss").size(), 1u);
   EXPECT_EQ(coordinator.closures_completed_per_worker()[0] +
                 coordinator.closures_completed_per_worker()[1], 70);
@@ -169,6 +174,37 @@ TEST(PsFit, EpochCallbacksRunOnTheCoordinatorWithItsOwnClusterCoordinator) {
   auto [x, y] = points(32, 5);
   EXPECT_TRUE(same_predictions(plain->predict(x), model->predict(x)));
   EXPECT_EQ(strategy->coordinator(), nullptr);  // fit's own coordinator ended with it
+}
+
+// Ends fit by throwing at the end of epoch `at` (after the callbacks before it ran).
+struct FailAtEpochEnd : Callback {
+  explicit FailAtEpochEnd(int at) : at(at) {}
+  void on_epoch_end(int epoch, const Logs&) override {
+    if (epoch == at) throw IOError("FailAtEpochEnd: the job was interrupted");
+  }
+  int at;
+};
+
+TEST(PsFit, BackupAndRestoreResumesAtTheNextEpochAndTensorBoardWritesEpochs) {
+  Cluster cluster;
+  auto strategy = cluster.strategy(nullptr);
+  auto model = classifier_in(strategy);
+  ClusterCoordinator coordinator(strategy, PsLocalCluster::coordinator_options());
+  const TempDir tmp("backup");
+  const std::string backup_dir = (tmp.path / "backup").string();
+  const std::string log_dir = (tmp.path / "logs").string();
+  EXPECT_THROW(model->fit(DatasetCreator("ps_fit_data"),
+                          fit_options().callbacks({std::make_shared<BackupAndRestore>(backup_dir),
+                                                   std::make_shared<TensorBoard>(log_dir),
+                                                   std::make_shared<FailAtEpochEnd>(1)})),
+               IOError);
+  EXPECT_FALSE(fs::is_empty(fs::path(log_dir) / "train"));
+  // Run again: the backup of epoch 1's end is restored and training goes on at epoch 2.
+  const History history = model->fit(
+      DatasetCreator("ps_fit_data"),
+      fit_options().callbacks({std::make_shared<BackupAndRestore>(backup_dir)}));
+  EXPECT_EQ(history.epoch, std::vector<int>{2});
+  EXPECT_FALSE(fs::exists(fs::path(backup_dir) / "backup.h5"));  // deleted at the end
 }
 
 TEST(PsFit, WeightsMoveBetweenParameterServersAndNoStrategy) {
