@@ -294,9 +294,11 @@ ClusterCoordinator::ClusterCoordinator(std::shared_ptr<ParameterServerStrategy> 
         std::make_shared<ParameterClient>(ps->task(), ps->address(), ping_options(strategy_->options())));
   }
   impl_->ps_watcher = std::thread([this, pingers] { impl_->watch_ps(pingers); });
+  strategy_->attach_coordinator(this);  // what fit under the strategy schedules on
 }
 
 ClusterCoordinator::~ClusterCoordinator() {
+  if (strategy_) strategy_->detach_coordinator(this);
   {
     std::lock_guard<std::mutex> lock(impl_->mutex);
     impl_->stopping = true;

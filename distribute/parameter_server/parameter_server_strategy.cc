@@ -4,10 +4,12 @@
 #include <optional>
 
 #include "distribute/coordination/key_value_store.h"
+#include "distribute/parameter_server/ps_trainer.h"
 #include "distribute/parameter_server/remote_variable.h"
 #include "distribute/parameter_server/sharded_variable.h"
 #include "distribute/parameter_server/worker_client.h"
 #include "framework/config/json.h"
+#include "framework/strategy/batch_split.h"
 
 namespace strata::distribute {
 
@@ -49,6 +51,14 @@ ParameterServerStrategy::ParameterServerStrategy(
 }
 
 int ParameterServerStrategy::num_workers() const { return cluster_.num_tasks("worker"); }
+
+std::unique_ptr<DistributedIterator> ParameterServerStrategy::distribute_input(
+    BatchSource source, const InputOptions& options) {
+  InputContext context = input_context();
+  context.num_input_pipelines = 1;
+  context.input_pipeline_id = 0;
+  return make_splitting_iterator(std::move(source), worker_devices(), options, context);
+}
 
 std::vector<std::pair<std::string, std::string>> ParameterServerStrategy::worker_tasks() const {
   std::vector<std::pair<std::string, std::string>> tasks;
@@ -159,6 +169,29 @@ void ParameterServerStrategy::shutdown_cluster() {
                 << " did not take the shutdown: " << e.what() << "\n";
     }
   }
+}
+
+ParameterServerStrategy::~ParameterServerStrategy() = default;
+
+RemoteTraining* ParameterServerStrategy::remote_training() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!training_) training_ = std::make_unique<ParameterServerTraining>(*this);
+  return training_.get();
+}
+
+ClusterCoordinator* ParameterServerStrategy::coordinator() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return coordinator_;
+}
+
+void ParameterServerStrategy::attach_coordinator(ClusterCoordinator* coordinator) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  coordinator_ = coordinator;
+}
+
+void ParameterServerStrategy::detach_coordinator(ClusterCoordinator* coordinator) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (coordinator_ == coordinator) coordinator_ = nullptr;
 }
 
 }  // namespace strata::distribute

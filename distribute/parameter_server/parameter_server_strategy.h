@@ -29,6 +29,9 @@
 
 namespace strata::distribute {
 
+class ClusterCoordinator;
+class ParameterServerTraining;
+
 class ParameterServerStrategy : public Strategy {
  public:
   // The cluster must have a "ps" and a "worker" job. ValueError naming what is missing.
@@ -48,6 +51,11 @@ class ParameterServerStrategy : public Strategy {
   int num_replicas_in_sync() const override { return 1; }
   std::vector<Device> worker_devices() const override { return {Device::cpu()}; }
   void run_replicas(const std::function<void(int)>& fn) override { fn(0); }
+  // A loop on one task (a step on a worker, evaluate / predict / train_on_batch inline on the
+  // coordinator) runs alone, on every batch whole: one input pipeline, not one per worker
+  // (num_workers() counts the cluster's workers, which do not split a batch among them).
+  std::unique_ptr<DistributedIterator> distribute_input(BatchSource source,
+                                                        const InputOptions& options) override;
 
   const ClusterSpec& cluster_spec() const { return cluster_; }
   int num_ps() const { return int(ps_.size()); }
@@ -69,6 +77,16 @@ class ParameterServerStrategy : public Strategy {
   // does not answer is skipped.
   void shutdown_cluster();
 
+  // fit / evaluate on a DatasetCreator (ps_trainer.h).
+  RemoteTraining* remote_training() override;
+  // The ClusterCoordinator living for this strategy (the last one made for it), or null: fit
+  // schedules its steps there (TensorFlow's strategy._cluster_coordinator). A coordinator
+  // attaches itself when made and detaches when destroyed.
+  ClusterCoordinator* coordinator() const;
+  void attach_coordinator(ClusterCoordinator* coordinator);
+  void detach_coordinator(ClusterCoordinator* coordinator);
+  ~ParameterServerStrategy() override;
+
  protected:
   VariablePtr create_variable(const VariableSpec& spec, const NextCreator& next) override;
 
@@ -86,6 +104,8 @@ class ParameterServerStrategy : public Strategy {
   std::map<std::string, int64_t> sharded_;   // sharded variable name -> number of shards
   int next_ps_ = 0;
   std::vector<bool> ps_ready_;  // per ps: answered once (tasks start in any order)
+  ClusterCoordinator* coordinator_ = nullptr;
+  std::unique_ptr<ParameterServerTraining> training_;
 };
 
 // "/job:<job>/replica:0/task:<index>": a task's name in TensorFlow's device spelling.

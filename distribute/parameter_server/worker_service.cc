@@ -14,6 +14,7 @@
 #include "distribute/coordination/key_value_store.h"
 #include "distribute/loopback_address.h"
 #include "distribute/parameter_server/error_transport.h"
+#include "distribute/parameter_server/ps_trainer.h"
 #include "distribute/parameter_server/step_registry.h"
 #include "distribute/parameter_server/tensor_wire.h"
 #include "distribute/parameter_server/worker_service.grpc.pb.h"
@@ -214,6 +215,7 @@ struct WorkerServer::Impl {
 std::unique_ptr<WorkerServer> WorkerServer::start(
     const std::string& bind_address, std::shared_ptr<ParameterServerStrategy> strategy,
     int worker_index) {
+  register_library_step_functions();  // fit's train step (ps_trainer.h)
   auto impl = std::make_unique<Impl>();
   const size_t max_message_bytes = strategy->options().max_message_bytes;
   impl->handler = std::make_unique<Handler>(std::move(strategy), worker_index);

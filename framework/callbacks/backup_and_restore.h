@@ -48,6 +48,8 @@ class BackupAndRestore : public Callback {
   void on_epoch_end(int epoch, const Logs& logs) override;
   void on_train_end(const Logs& logs) override;
   void on_preemption(int signal) override;
+  // Batch-level only with an integer save_freq.
+  bool implements_batch_hooks() const override { return options_.save_freq_ > 0; }
 
   // The newest backup: <backup_dir>/backup.h5.
   std::string backup_path() const;

@@ -33,6 +33,13 @@ class Callback {
   // about to stop with TrainingInterrupted; save whatever must survive (BackupAndRestore).
   virtual void on_preemption(int signal) {}
 
+  // Whether this callback does something at batch level (a train, test or predict batch hook).
+  // fit under ParameterServerStrategy runs no batch hooks and refuses such callbacks, as
+  // TensorFlow does. The default answers whether the class overrides one of the six batch hooks
+  // (read from its vtable: GCC and Clang, Itanium C++ ABI; elsewhere it answers true); built-in
+  // callbacks whose batch hooks do nothing in their configuration override it with false.
+  virtual bool implements_batch_hooks() const;
+
   // Training parameters Keras passes to callbacks: epochs, steps (per epoch; -1 unknown),
   // verbose.
   struct Params {
@@ -74,6 +81,12 @@ class CallbackList : public Callback {
   void on_predict_batch_begin(int b, const Logs& l) override { for (auto& c : callbacks_) c->on_predict_batch_begin(b, l); }
   void on_predict_batch_end(int b, const Logs& l) override { for (auto& c : callbacks_) c->on_predict_batch_end(b, l); }
   void on_preemption(int s) override { for (auto& c : callbacks_) c->on_preemption(s); }
+  bool implements_batch_hooks() const override {
+    for (const auto& c : callbacks_) {
+      if (c->implements_batch_hooks()) return true;
+    }
+    return false;
+  }
   void set_params(const Params& p) override {
     Callback::set_params(p);
     for (auto& c : callbacks_) c->set_params(p);

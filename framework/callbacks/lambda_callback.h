@@ -40,6 +40,10 @@ class LambdaCallback : public Callback {
   void on_train_batch_end(int batch, const Logs& logs) override;
   void on_train_begin(const Logs& logs) override;
   void on_train_end(const Logs& logs) override;
+  // Batch-level only with an on_batch_* function.
+  bool implements_batch_hooks() const override {
+    return bool(fns_.on_batch_begin_) || bool(fns_.on_batch_end_);
+  }
 
   const LambdaCallbackOptions& functions() const { return fns_; }
 

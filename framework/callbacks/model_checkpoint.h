@@ -60,6 +60,10 @@ class ModelCheckpoint : public Callback {
   void on_epoch_begin(int epoch, const Logs& logs) override;
   void on_epoch_end(int epoch, const Logs& logs) override;
   void on_train_batch_end(int batch, const Logs& logs) override;
+  // Batch-level only with an integer save_freq.
+  bool implements_batch_hooks() const override {
+    return std::holds_alternative<int64_t>(options_.save_freq_);
+  }
 
   const std::string& filepath() const { return filepath_.pattern(); }
   const ModelCheckpointOptions& options() const { return options_; }

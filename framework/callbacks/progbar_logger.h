@@ -27,6 +27,9 @@ class ProgbarLogger : public Callback {
   void on_test_begin(const Logs& logs) override;
   void on_test_batch_end(int batch, const Logs& logs) override;
   void on_test_end(const Logs& logs) override;
+  // Its bar is complete from the epoch's end alone (params().steps): under
+  // ParameterServerStrategy it prints a line per epoch (TensorFlow lets it through too).
+  bool implements_batch_hooks() const override { return false; }
 
   // Keras' number format: %.4f, or %.4e for magnitudes at or below 1e-3.
   static std::string format_value(double v);

@@ -82,6 +82,8 @@ class TensorBoard : public Callback {
   void on_train_batch_begin(int batch, const Logs& logs) override;
   void on_train_batch_end(int batch, const Logs& logs) override;
   void on_test_end(const Logs& logs) override;
+  // Batch-level only with update_freq "batch" or N.
+  bool implements_batch_hooks() const override { return options_.update_freq_.batches() > 0; }
 
   const std::string& log_dir() const { return log_dir_; }
   const TensorBoardOptions& options() const { return options_; }

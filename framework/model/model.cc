@@ -141,6 +141,15 @@ History Model::fit(const data::Dataset& dataset, const FitOptions& options) {
   return Trainer(*this).fit(dataset, options);
 }
 
+History Model::fit(const DatasetCreator& creator, const FitOptions& options) {
+  return Trainer(*this).fit(creator, options);
+}
+
+std::map<std::string, double> Model::evaluate(const DatasetCreator& creator,
+                                              const EvaluateOptions& options) {
+  return Trainer(*this).evaluate(creator, options);
+}
+
 std::map<std::string, double> Model::evaluate(const Tensor& x, const Tensor& y,
                                               const EvaluateOptions& options) {
   return Trainer(*this).evaluate(x, y, options);

@@ -25,6 +25,7 @@
 
 namespace strata {
 
+class DatasetCreator;
 class EpochIterator;
 class FunctionalGraph;
 struct CompiledState;
@@ -68,9 +69,18 @@ class Model : public Layer {
 
   History fit(const Tensor& x, const Tensor& y, const FitOptions& options = {});
   History fit(const data::Dataset& dataset, const FitOptions& options = {});
+  // Under ParameterServerStrategy (TensorFlow's DatasetCreator, dataset_creator.h): every worker
+  // builds its dataset from the registered function and runs steps_per_epoch training steps per
+  // epoch (required); epoch-level callbacks and validation run here. ValueError without such a
+  // strategy.
+  History fit(const DatasetCreator& creator, const FitOptions& options = {});
   std::map<std::string, double> evaluate(const Tensor& x, const Tensor& y,
                                          const EvaluateOptions& options = {});
   std::map<std::string, double> evaluate(const data::Dataset& dataset,
+                                         const EvaluateOptions& options = {});
+  // Under ParameterServerStrategy: `steps` (required) batches of the registered function's
+  // dataset for one input pipeline, evaluated on this task (the coordinator), not the workers.
+  std::map<std::string, double> evaluate(const DatasetCreator& creator,
                                          const EvaluateOptions& options = {});
   Tensor predict(const Tensor& x, const PredictOptions& options = {});
   Tensor predict(const data::Dataset& dataset, const PredictOptions& options = {});

@@ -34,6 +34,8 @@
 
 namespace strata::distribute {
 
+class RemoteTraining;  // remote_training.h
+
 class Strategy : public std::enable_shared_from_this<Strategy> {
  public:
   virtual ~Strategy();
@@ -147,6 +149,9 @@ class Strategy : public std::enable_shared_from_this<Strategy> {
   }
   // True only for the default strategy (no scope entered).
   virtual bool is_default() const { return false; }
+  // A strategy whose training steps run in other processes (ParameterServerStrategy) returns
+  // what fit / evaluate on a DatasetCreator hand them to (remote_training.h); others: null.
+  virtual RemoteTraining* remote_training() { return nullptr; }
 
   // Expires when the strategy is destroyed: a model keeps it to know whether the strategy that
   // created its variables is still there when fit() wants to re-enter it.

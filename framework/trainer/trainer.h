@@ -16,8 +16,10 @@ namespace strata {
 
 class EpochIterator;
 class CallbackList;
+class DatasetCreator;
 namespace distribute {
 class DistributedIterator;
+class RemoteTraining;
 }
 
 class Trainer {
@@ -26,6 +28,9 @@ class Trainer {
 
   History fit(const Tensor& x, const Tensor& y, const FitOptions& options);
   History fit(const data::Dataset& dataset, const FitOptions& options);
+  History fit(const DatasetCreator& creator, const FitOptions& options);
+  std::map<std::string, double> evaluate(const DatasetCreator& creator,
+                                         const EvaluateOptions& options);
   std::map<std::string, double> evaluate(const Tensor& x, const Tensor& y,
                                          const EvaluateOptions& options);
   std::map<std::string, double> evaluate(const data::Dataset& dataset,
@@ -46,6 +51,10 @@ class Trainer {
   void build_state(const std::function<std::optional<data::Element>()>& first, bool training);
 
   History run_fit(EpochIterator& train, EpochIterator* validation, const FitOptions& options);
+  // fit(DatasetCreator) under a strategy that trains remotely: the epochs' steps run on its
+  // workers, the rest here.
+  History run_remote_fit(distribute::RemoteTraining& remote, const DatasetCreator& creator,
+                         EpochIterator* validation, const FitOptions& options);
   // Starts epoch `epoch` of `train`: at its beginning, or where `resume` (a restored backup in
   // this epoch, or null) left it.
   void begin_epoch(EpochIterator& train, int epoch, const ResumePoint* resume);

@@ -4,16 +4,23 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <optional>
+#include <typeinfo>
 #include <utility>
+#if defined(__GXX_ABI_VERSION)
+#include <cxxabi.h>
+#endif
 
 #include "framework/autograd/grad_mode.h"
 #include "framework/callbacks/progbar_logger.h"
 #include "framework/core/device_scope.h"
 #include "framework/model/compiled_state.h"
+#include "framework/model/dataset_creator.h"
 #include "framework/ops/shape_ops.h"
 #include "framework/strategy/batch_split.h"
+#include "framework/strategy/remote_training.h"
 #include "framework/strategy/strategy.h"
 #include "framework/trainer/epoch_iterator.h"
 #include "framework/trainer/termination_signals.h"
@@ -60,6 +67,34 @@ ValueError no_batches(const char* who, const char* what) {
                     "to " + (std::string(who) == "Model.predict" ? "predict" : "compute") +
                     "; check that the data is not empty (an empty file, a Dataset filtered "
                     "down to nothing, or steps = 0)");
+}
+
+// A callback's class name, for errors ("strata::TerminateOnNaN").
+std::string class_name_of(const Callback& callback) {
+  const char* mangled = typeid(callback).name();
+#if defined(__GXX_ABI_VERSION)
+  int status = 0;
+  char* readable = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
+  if (status == 0 && readable != nullptr) {
+    std::string name(readable);
+    std::free(readable);
+    return name;
+  }
+#endif
+  return mangled;
+}
+
+// The strategy's RemoteTraining for a DatasetCreator, or a ValueError saying what it needs.
+distribute::RemoteTraining& remote_training_for(const Model& model, const DatasetCreator& creator,
+                                                const char* who) {
+  distribute::Strategy* s = model.distribute_strategy();
+  if (distribute::RemoteTraining* remote = s ? s->remote_training() : nullptr) return *remote;
+  throw ValueError(std::string(who) + ": DatasetCreator(\"" + creator.function() +
+                   "\") needs ParameterServerStrategy (its workers build their datasets from "
+                   "the registered dataset function), but model '" + model.name() + "' " +
+                   (s ? "was created under " + s->name() : std::string("has no strategy")) +
+                   ". Create and compile the model in a ParameterServerStrategy's scope, or pass "
+                   "a Dataset or tensors");
 }
 
 }  // namespace
@@ -271,6 +306,123 @@ History Trainer::fit(const data::Dataset& dataset, const FitOptions& o) {
         false, o.validation_steps_, "fit");
   }
   return run_fit(train, val.get(), o);
+}
+
+History Trainer::fit(const DatasetCreator& creator, const FitOptions& o) {
+  model_.require_compiled("fit");
+  distribute::RemoteTraining& remote = remote_training_for(model_, creator, "Model.fit");
+  if (o.steps_per_epoch_ <= 0) {
+    throw ValueError("Model.fit: steps_per_epoch must be specified with ParameterServerStrategy "
+                     "(the workers' datasets from DatasetCreator(\"" + creator.function() +
+                     "\") have no known end): pass FitOptions().steps_per_epoch(n)");
+  }
+  if (o.validation_split_ > 0) {
+    throw ValueError("Model.fit: validation_split is not supported with a DatasetCreator; pass "
+                     "validation_data");
+  }
+  if (!o.class_weight_.empty() || o.sample_weight_.defined()) {
+    throw ValueError("Model.fit: class_weight and sample_weight are not supported with a "
+                     "DatasetCreator; let its dataset yield (x, y, sample_weight)");
+  }
+  std::unique_ptr<EpochIterator> val;
+  if (o.validation_dataset_) {
+    val = std::make_unique<EpochIterator>(*o.validation_dataset_, o.validation_steps_, "fit");
+  } else if (o.validation_data_) {
+    val = std::make_unique<EpochIterator>(
+        std::vector<Tensor>{o.validation_data_->first, o.validation_data_->second}, o.batch_size_,
+        false, o.validation_steps_, "fit");
+  }
+  return run_remote_fit(remote, creator, val.get(), o);
+}
+
+History Trainer::run_remote_fit(distribute::RemoteTraining& remote, const DatasetCreator& creator,
+                                EpochIterator* validation, const FitOptions& o) {
+  Model& m = model_;
+  if (o.epochs_ < 0 || o.initial_epoch_ < 0) {
+    throw ValueError("Model.fit: epochs and initial_epoch must be >= 0, got " +
+                     std::to_string(o.epochs_) + " and " + std::to_string(o.initial_epoch_));
+  }
+  if (o.validation_freq_ < 1) {
+    throw ValueError("Model.fit: validation_freq must be >= 1, got " +
+                     std::to_string(o.validation_freq_));
+  }
+  // As TensorFlow: no batch-level callbacks, since steps run asynchronously on the workers.
+  std::string batch_level;
+  for (const CallbackPtr& c : o.callbacks_) {
+    if (c && c->implements_batch_hooks()) {
+      batch_level += (batch_level.empty() ? "" : ", ") + class_name_of(*c);
+    }
+  }
+  if (!batch_level.empty()) {
+    throw ValueError("Model.fit: batch-level callbacks are not supported with "
+                     "ParameterServerStrategy (steps run asynchronously on the workers; only "
+                     "epoch-level hooks run, on the coordinator). Found unsupported callbacks: " +
+                     batch_level + ". Use epoch-level settings (save_freq / update_freq \"epoch\")");
+  }
+  const auto scope = strategy_scope(m);
+  if (!m.built()) {
+    throw ValueError("Model.fit: model '" + m.name() + "' must be built before fit under "
+                     "ParameterServerStrategy (the workers rebuild it from its config): give it "
+                     "an Input, or call it once in the strategy's scope");
+  }
+  // The optimizer's slots, made on the ps tasks beside their variables before any worker pushes,
+  // so the coordinator's checkpoints include them.
+  m.optimizer()->build(m.trainable_variables());
+  auto history = std::make_shared<History>();
+  CallbackList callbacks = make_callbacks(o.callbacks_, o.verbose_, &m, o.epochs_,
+                                          o.steps_per_epoch_, history);
+  TerminationSignalScope signals;
+  m.stop_training = false;
+  m.progress_ = TrainingProgress{};
+  // The workers get the model and make their datasets (an unknown function fails here).
+  const std::unique_ptr<distribute::RemoteTrainingSession> session =
+      remote.start_training(m, creator.function());
+  callbacks.on_train_begin(Logs());
+  // A backup restored by BackupAndRestore: training goes on at its epoch (one it ended inside
+  // starts over: the workers' datasets cannot be positioned).
+  const std::optional<ResumePoint> resume = std::exchange(m.resume_point_, std::nullopt);
+  const int first_epoch = resume ? std::max(o.initial_epoch_, resume->epoch) : o.initial_epoch_;
+  for (int epoch = first_epoch; epoch < o.epochs_ && !m.stop_training; ++epoch) {
+    m.progress_.epoch = epoch;
+    m.progress_.step = 0;
+    callbacks.on_epoch_begin(epoch, Logs());
+    Logs epoch_logs = session->run_epoch(epoch, o.steps_per_epoch_);
+    m.progress_.step = o.steps_per_epoch_;
+    if (validation && (epoch + 1) % o.validation_freq_ == 0) {
+      // Inline on the coordinator, reading the variables from the ps tasks.
+      CallbackList validation_callbacks(o.callbacks_);
+      const Logs val_logs = run_evaluation(*validation, validation_callbacks, "Model.fit");
+      for (const auto& [k, v] : val_logs.items()) epoch_logs.set("val_" + k, v);
+    }
+    callbacks.on_epoch_end(epoch, epoch_logs);
+    if (const int sig = TerminationSignalScope::pending()) {
+      callbacks.on_preemption(sig);
+      throw TrainingInterrupted(
+          std::string("Model.fit: stopped by ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
+              " after epoch " + std::to_string(epoch + 1) +
+              " (callbacks saved what they save on preemption: with BackupAndRestore, run the "
+              "same command again to resume; without such a callback, nothing was saved)",
+          sig);
+    }
+  }
+  callbacks.on_train_end(Logs());
+  return *history;
+}
+
+std::map<std::string, double> Trainer::evaluate(const DatasetCreator& creator,
+                                                const EvaluateOptions& o) {
+  model_.require_compiled("evaluate");
+  distribute::RemoteTraining& remote = remote_training_for(model_, creator, "Model.evaluate");
+  if (o.steps_ <= 0) {
+    throw ValueError("Model.evaluate: steps must be specified with a DatasetCreator (its dataset "
+                     "DatasetCreator(\"" + creator.function() + "\") has no known end): pass "
+                     "EvaluateOptions().steps(n)");
+  }
+  EpochIterator it(remote.local_dataset(creator.function()), o.steps_, "evaluate");
+  const auto scope = strategy_scope(model_);
+  CallbackList callbacks =
+      make_callbacks(o.callbacks_, o.verbose_, &model_, 1, it.steps(), nullptr);
+  return to_map(run_evaluation(it, callbacks, "Model.evaluate"));
 }
 
 std::map<std::string, double> Trainer::evaluate(const Tensor& x, const Tensor& y,

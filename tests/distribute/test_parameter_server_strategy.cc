@@ -15,6 +15,7 @@
 #include "distribute/parameter_server/step_registry.h"
 #include "distribute/parameter_server/worker_service.h"
 #include "tests/distribute/distribute_test_utils.h"
+#include "tests/distribute/ps_local_cluster.h"
 
 namespace strata::testing {
 namespace {
@@ -58,49 +59,9 @@ void register_functions() {
   });
 }
 
-// 2 ps + 2 workers served here, and the coordinator's strategy over them.
-struct LocalCluster {
-  LocalCluster() {
-    register_functions();
-    std::map<std::string, std::vector<std::string>> jobs;
-    for (int i = 0; i < 2; ++i) {
-      ps.push_back(ParameterServer::start("localhost:0", fast_options()));
-      jobs["ps"].push_back("localhost:" + std::to_string(ps.back()->port()));
-    }
-    // Workers need only the ps addresses; their own come from binding port 0.
-    jobs["worker"] = {"localhost:1", "localhost:2"};
-    for (int i = 0; i < 2; ++i) {
-      worker_strategies.push_back(
-          std::make_shared<ParameterServerStrategy>(ClusterSpec(jobs), nullptr, fast_options()));
-      workers.push_back(WorkerServer::start("localhost:0", worker_strategies.back(), i));
-      worker_ports.push_back(workers.back()->port());
-    }
-    jobs["worker"] = {"localhost:" + std::to_string(worker_ports[0]),
-                      "localhost:" + std::to_string(worker_ports[1])};
-    spec = ClusterSpec(jobs);
-  }
-  static ParameterServerOptions fast_options() {
-    ParameterServerOptions o;
-    o.rpc_timeout = 10s;
-    return o;
-  }
-  std::shared_ptr<ParameterServerStrategy> strategy(std::shared_ptr<const Partitioner> p) {
-    return std::make_shared<ParameterServerStrategy>(spec, std::move(p), fast_options());
-  }
-  static CoordinatorOptions coordinator_options() {
-    CoordinatorOptions o;
-    o.worker_retry_interval_seconds = 0.05;
-    o.worker_recovery_timeout_seconds = 30;
-    o.closure_timeout_seconds = 20;
-    o.ps_ping_interval_seconds = 0.2;
-    return o;
-  }
-
-  std::vector<std::unique_ptr<ParameterServer>> ps;
-  std::vector<std::shared_ptr<ParameterServerStrategy>> worker_strategies;
-  std::vector<std::unique_ptr<WorkerServer>> workers;
-  std::vector<int> worker_ports;
-  ClusterSpec spec;
+// The in-process cluster (ps_local_cluster.h), with this file's functions registered.
+struct LocalCluster : PsLocalCluster {
+  LocalCluster() { register_functions(); }
 };
 
 std::shared_ptr<Model> tutorial_model() {

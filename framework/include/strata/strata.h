@@ -46,6 +46,7 @@
 #include "framework/config/memory.h"
 #include "framework/config/tensor_float_32.h"
 #include "framework/data/dataset.h"
+#include "framework/model/dataset_creator.h"
 #include "framework/model/keras_tensor.h"
 #include "framework/callbacks/callback.h"
 #include "framework/callbacks/history.h"

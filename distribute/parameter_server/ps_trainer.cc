@@ -1,0 +1,137 @@
+#include "distribute/parameter_server/ps_trainer.h"
+
+#include <map>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "distribute/parameter_server/cluster_coordinator.h"
+#include "distribute/parameter_server/parameter_server_strategy.h"
+#include "distribute/parameter_server/step_registry.h"
+#include "framework/model/model.h"
+
+namespace strata::distribute {
+namespace {
+
+// Whether the worker's `model` starts a new (fit, epoch) with this step: its metrics are reset
+// then, as Keras resets them at each epoch's start.
+bool first_step_of_epoch(const Model* model, int64_t fit_id, int64_t epoch) {
+  static std::mutex mutex;
+  static std::map<const Model*, std::pair<int64_t, int64_t>> last;  // per worker model
+  std::lock_guard<std::mutex> lock(mutex);
+  const std::pair<int64_t, int64_t> now{fit_id, epoch};
+  auto [it, inserted] = last.try_emplace(model, now);
+  if (inserted) return true;
+  const bool changed = it->second != now;
+  it->second = now;
+  return changed;
+}
+
+std::vector<Tensor> fit_train_step(StepContext& ctx) {
+  if (ctx.model == nullptr) {
+    throw StateError("Model.fit: worker " + std::to_string(ctx.worker_index) +
+                     " has no model (the coordinator's set_model did not reach it)");
+  }
+  if (ctx.args.size() != 1 || ctx.args[0].numel() != 2) {
+    throw InternalError("Model.fit: the train step expects [fit id, epoch]");
+  }
+  const std::vector<int64_t> ids = ctx.args[0].to_vector<int64_t>();
+  const bool reset = first_step_of_epoch(ctx.model, ids[0], ids[1]);
+  const data::Element batch = ctx.next();
+  if (batch.size() < 2 || batch.size() > 3) {
+    throw ValueError("Model.fit: a DatasetCreator's dataset must yield (x, y) or (x, y, "
+                     "sample_weight); worker " + std::to_string(ctx.worker_index) + " got " +
+                     std::to_string(batch.size()) + " component(s)");
+  }
+  const Logs logs = ctx.model->train_on_batch(batch[0], batch[1],
+                                              batch.size() == 3 ? batch[2] : Tensor(), reset);
+  std::vector<double> values;
+  std::vector<uint8_t> names;
+  for (const auto& [name, value] : logs.items()) {
+    values.push_back(value);
+    names.insert(names.end(), name.begin(), name.end());
+    names.push_back('\n');
+  }
+  return {Tensor::from_vector(values), Tensor::from_vector(names)};
+}
+
+Logs decode_logs(const std::vector<Tensor>& out) {
+  if (out.size() != 2) throw InternalError("Model.fit: the train step returned no logs");
+  const std::vector<double> values = out[0].to_vector<double>();
+  const std::vector<uint8_t> names = out[1].to_vector<uint8_t>();
+  Logs logs;
+  size_t i = 0;
+  std::string name;
+  for (uint8_t c : names) {
+    if (c != '\n') {
+      name.push_back(char(c));
+      continue;
+    }
+    if (i < values.size()) logs.set(name, values[i++]);
+    name.clear();
+  }
+  return logs;
+}
+
+class Session : public RemoteTrainingSession {
+ public:
+  Session(ParameterServerStrategy& strategy, Model& model, const std::string& dataset_function) {
+    coordinator_ = strategy.coordinator();
+    if (coordinator_ == nullptr) {
+      // TensorFlow makes one in fit; this one lives for the fit.
+      std::shared_ptr<ParameterServerStrategy> shared;
+      try {
+        shared = std::static_pointer_cast<ParameterServerStrategy>(strategy.shared_from_this());
+      } catch (const std::bad_weak_ptr&) {
+        throw ValueError("Model.fit: under ParameterServerStrategy, fit makes a "
+                         "ClusterCoordinator for the strategy, which needs it held by a "
+                         "std::shared_ptr (std::make_shared<ParameterServerStrategy>(...)); or "
+                         "create a ClusterCoordinator for it before fit");
+      }
+      owned_ = std::make_unique<ClusterCoordinator>(std::move(shared));
+      coordinator_ = owned_.get();
+    }
+    coordinator_->set_model(model);
+    iterator_.emplace(coordinator_->create_per_worker_dataset(dataset_function).iterator());
+    std::random_device seed;
+    fit_id_ = (int64_t(seed()) << 31) ^ int64_t(seed());
+  }
+
+  Logs run_epoch(int epoch, int64_t steps) override {
+    const std::vector<Tensor> args{Tensor::from_vector(std::vector<int64_t>{fit_id_, epoch})};
+    RemoteValue last;
+    for (int64_t i = 0; i < steps; ++i) {
+      last = coordinator_->schedule(kFitTrainStep, args, &*iterator_);
+    }
+    coordinator_->join();
+    return decode_logs(last.fetch());
+  }
+
+ private:
+  std::unique_ptr<ClusterCoordinator> owned_;
+  ClusterCoordinator* coordinator_ = nullptr;
+  std::optional<PerWorkerIterator> iterator_;
+  int64_t fit_id_ = 0;
+};
+
+}  // namespace
+
+void register_library_step_functions() {
+  static std::once_flag once;
+  std::call_once(once, [] { register_step_function(kFitTrainStep, fit_train_step); });
+}
+
+std::unique_ptr<RemoteTrainingSession> ParameterServerTraining::start_training(
+    Model& model, const std::string& dataset_function) {
+  register_library_step_functions();
+  find_dataset_function(dataset_function);  // ValueError naming the registered ones
+  return std::make_unique<Session>(strategy_, model, dataset_function);
+}
+
+data::Dataset ParameterServerTraining::local_dataset(const std::string& dataset_function) {
+  return find_dataset_function(dataset_function)(DatasetContext{0, 1});
+}
+
+}  // namespace strata::distribute
