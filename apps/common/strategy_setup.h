@@ -12,6 +12,7 @@
 #include <strata/strata.h>
 
 #include "apps/common/flags.h"
+#include "distribute/parameter_server/parameter_server_strategy.h"
 
 namespace apps {
 
@@ -115,6 +116,13 @@ inline std::string describe_strategy(const strata::distribute::Strategy* strateg
   }
   const int64_t per_replica = strata::distribute::InputContext{1, 0, n}.get_per_replica_batch_size(global_batch);
   std::string text = (strategy ? strategy->name() : std::string("off (no distribution strategy)")) + ", ";
+  if (const auto* ps = dynamic_cast<const strata::distribute::ParameterServerStrategy*>(strategy)) {
+    // "2 workers and 2 ps tasks (asynchronous); batch 128 per step on each worker"
+    return text + std::to_string(ps->num_workers()) +
+           (ps->num_workers() == 1 ? " worker and " : " workers and ") +
+           std::to_string(ps->num_ps()) + (ps->num_ps() == 1 ? " ps task" : " ps tasks") +
+           " (asynchronous); batch " + std::to_string(global_batch) + " per step on each worker";
+  }
   if (strategy && strategy->name() == "MultiWorkerMirroredStrategy") {
     // "2 workers x 1 replica (/cpu:0); this is worker 0 (chief)"
     const int local = strategy->num_local_replicas();

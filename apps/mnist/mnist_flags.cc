@@ -54,7 +54,9 @@ ABSL_FLAG(std::string, distribution_strategy, "off",
           "or over --num_cpu_replicas logical CPU devices when --num_gpus=0; "
           "'multi_worker_mirrored' (MultiWorkerMirroredStrategy): the same command on every "
           "machine, each told its role by TF_CONFIG, --batch_size split over every worker's "
-          "replicas.");
+          "replicas; 'parameter_server' (ParameterServerStrategy): the same command on every "
+          "task, TF_CONFIG naming ps, worker and chief tasks, each worker training batches of "
+          "--batch_size asynchronously.");
 ABSL_FLAG(apps::NumCpuReplicasFlag, num_cpu_replicas, 1,
           "With mirrored or central_storage: split the CPU into this many logical devices "
           "/cpu:0.. (1 to 256; each with its share of the threads), one replica on each; "
@@ -81,7 +83,7 @@ Options parse_flags(int argc, char** argv, apps::ParseMode mode) {
   apps::require_one_of(FLAGS_dataset, {"mnist", "fashion_mnist"});
   apps::require_one_of(FLAGS_distribution_strategy,
                        {"off", "one_device", "mirrored", "central_storage",
-                        "multi_worker_mirrored"});
+                        "multi_worker_mirrored", "parameter_server"});
   Options o;
   o.model = absl::GetFlag(FLAGS_model);
   o.dataset = absl::GetFlag(FLAGS_dataset);
@@ -97,6 +99,11 @@ Options parse_flags(int argc, char** argv, apps::ParseMode mode) {
   o.seed = uint64_t(absl::GetFlag(FLAGS_seed).value);
   o.verbose = absl::GetFlag(FLAGS_verbose).value;
   apps::check_replica_flags(o.distribution_strategy, o.num_cpu_replicas, o.num_gpus);
+  if (o.distribution_strategy == "parameter_server" && o.backup_freq > 0) {
+    throw apps::FlagError("--backup_freq in batches needs batch-level callbacks, which "
+                          "parameter_server does not run (steps run on the workers); back up "
+                          "every epoch (--backup_freq=epoch)");
+  }
   if (o.backup_freq > 0 && o.model_dir.empty()) {
     throw apps::FlagError("--backup_freq=" + std::to_string(o.backup_freq) +
                           " needs --model_dir (where the backup goes)");

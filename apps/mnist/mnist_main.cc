@@ -32,7 +32,10 @@
 #include "apps/common/main_guard.h"
 #include "apps/common/model_dir.h"
 #include "apps/common/scores.h"
+#include "apps/common/parameter_server_task.h"
 #include "apps/common/strategy_setup.h"
+#include "distribute/parameter_server/sidecar_evaluator.h"
+#include "distribute/parameter_server/step_registry.h"
 #include "apps/common/test_hooks.h"
 #include "apps/mnist/mnist_flags.h"
 
@@ -79,10 +82,41 @@ std::shared_ptr<Sequential> conv_pool() {
   }, "conv_pool");
 }
 
+// The scaled training images and labels, as the Keras example makes them.
+std::pair<Tensor, Tensor> training_data(const mnist_app::Options& o) {
+  auto [train, test] = o.dataset == "mnist" ? mnist::load_data(o.data_dir)
+                                            : fashion_mnist::load_data(o.data_dir);
+  return {cast(train.first, float32) / 255.0, train.second};
+}
+
 }  // namespace
 
 static int run(int argc, char** argv) {
   const mnist_app::Options o = mnist_app::parse_flags(argc, argv);
+
+  // ---- parameter servers: every task runs this command; TF_CONFIG says which part it plays ----
+  const bool parameter_server = o.distribution_strategy == "parameter_server";
+  std::optional<apps::ParameterServerTask> ps_task;
+  if (parameter_server) {
+    // Each worker reads the data itself and draws shuffled batches for ever, at its own pace.
+    distribute::register_dataset_function("mnist_train", [o](const distribute::DatasetContext& ctx) {
+      auto [x, y] = training_data(o);
+      return data::Dataset::from_tensor_slices({x, y})
+          .shuffle(10000, o.seed + uint64_t(ctx.worker_index))
+          .batch(o.batch_size)
+          .repeat();
+    });
+    ps_task.emplace(apps::parameter_server_task());
+    if (ps_task->serves()) {
+      ps_task->serve();
+      return 0;
+    }
+    if (ps_task->evaluates() && o.model_dir.empty()) {
+      throw apps::FlagError("the evaluator task evaluates the checkpoints the chief writes to "
+                            "--model_dir/checkpoints: give it (and the chief) --model_dir");
+    }
+  }
+  const bool evaluator = ps_task && ps_task->evaluates();
 
   // --model_dir before any work: an unusable one is an error now, not after an epoch; the lock
   // keeps a second run off it for as long as this one lives.
@@ -95,12 +129,14 @@ static int run(int argc, char** argv) {
                                  {"model.json", "model.h5", "history.csv"});
   };
   std::unique_ptr<apps::ModelDirLock> lock;
-  if (!o.model_dir.empty() && !multi_worker) lock = claim();
+  if (!o.model_dir.empty() && !multi_worker && !evaluator) lock = claim();
 
   // The strategy comes before any variable; the global batch must split evenly over its
   // replicas (the library's ValueError otherwise, before the data is read).
   const std::shared_ptr<distribute::Strategy> strategy =
-      apps::make_strategy(o.distribution_strategy, o.num_cpu_replicas, o.num_gpus);
+      parameter_server ? (evaluator ? nullptr : ps_task->strategy())
+                       : apps::make_strategy(o.distribution_strategy, o.num_cpu_replicas,
+                                             o.num_gpus);
   const bool chief = !strategy || strategy->should_checkpoint();
   if (!o.model_dir.empty() && multi_worker && chief) lock = claim();
   const Device off_device = apps::default_device_for(o.num_gpus);
@@ -133,6 +169,16 @@ static int run(int argc, char** argv) {
                  {"accuracy"});
   scope.reset();
   placement.reset();
+  if (evaluator) {
+    // The side-car evaluator: each checkpoint the chief's ModelCheckpoint writes, once.
+    distribute::SidecarEvaluatorOptions eval_options;
+    eval_options.max_evaluations(o.epochs).log_dir((dir / "logs").string()).timeout_seconds(3600);
+    const auto history = distribute::SidecarEvaluator(
+        model, data::Dataset::from_tensor_slices({x_test, y_test}).batch(o.batch_size),
+        (dir / "checkpoints").string(), eval_options).start();
+    std::printf("Evaluator: evaluated %zu checkpoint(s)\n", history.size());
+    return 0;
+  }
   std::vector<CallbackPtr> callbacks;
   std::shared_ptr<BackupAndRestore> backup;
   if (!o.model_dir.empty()) {
@@ -159,8 +205,21 @@ static int run(int argc, char** argv) {
                                .callbacks(callbacks)
                                .verbose(o.verbose);
   if (o.steps_per_epoch > 0) fit_options.steps_per_epoch(o.steps_per_epoch);
-  apps::fit_explaining_interruption(!o.model_dir.empty(),
-                                    [&] { model->fit(x_train, y_train, fit_options); });
+  if (parameter_server) {
+    // The workers' datasets repeat: an epoch is a pass's worth of steps unless given, and no
+    // validation split (the workers read the whole training set).
+    fit_options.validation_split(0.0);
+    if (o.steps_per_epoch == 0) {
+      fit_options.steps_per_epoch((x_train.shape()[0] + o.batch_size - 1) / o.batch_size);
+    }
+  }
+  apps::fit_explaining_interruption(!o.model_dir.empty(), [&] {
+    if (parameter_server) {
+      model->fit(DatasetCreator("mnist_train"), fit_options);
+    } else {
+      model->fit(x_train, y_train, fit_options);
+    }
+  });
   apps::kill_point("after_fit");
   if (backup && chief) {
     apps::save_final_model(*model, dir / "model.h5", *backup);
@@ -170,6 +229,10 @@ static int run(int argc, char** argv) {
       model->evaluate(x_test, y_test, EvaluateOptions().batch_size(o.batch_size).verbose(0));
   std::printf("test_loss=%.4f\n", apps::score(scores, "loss", "the model on the test set"));
   std::printf("test_accuracy=%.4f\n", apps::score(scores, "accuracy", "the model on the test set"));
+  // The job is over: the ps and worker tasks' servers return.
+  if (auto* ps = dynamic_cast<distribute::ParameterServerStrategy*>(strategy.get())) {
+    ps->shutdown_cluster();
+  }
   return 0;
 }
 

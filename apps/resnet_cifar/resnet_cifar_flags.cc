@@ -71,7 +71,9 @@ ABSL_FLAG(std::string, distribution_strategy, "one_device",
           "--num_cpu_replicas logical CPU devices when --num_gpus=0; --batch_size is the global "
           "batch, split over the replicas. 'multi_worker_mirrored' (MultiWorkerMirroredStrategy): "
           "the same command on every machine, each told its role by TF_CONFIG; the global batch is "
-          "split over every worker's replicas. parameter_server is not available yet.");
+          "split over every worker's replicas. 'parameter_server' (ParameterServerStrategy): the same "
+          "command on every task, TF_CONFIG naming ps, worker and chief tasks; variables on the "
+          "ps tasks, each worker trains --batch_size batches asynchronously.");
 ABSL_FLAG(apps::NumCpuReplicasFlag, num_cpu_replicas, 1,
           "With --num_gpus=0 and mirrored, central_storage or multi_worker_mirrored: split the CPU into this many "
           "logical devices /cpu:0.. (1 to 256; each with its share of the threads) and run one "
@@ -121,10 +123,6 @@ Options parse_flags(int argc, char** argv, apps::ParseMode mode) {
   o.num_packs = absl::GetFlag(FLAGS_num_packs).value;
   o.seed = uint64_t(absl::GetFlag(FLAGS_seed).value);
 
-  if (o.distribution_strategy == "parameter_server") {
-    throw apps::FlagError("--distribution_strategy=parameter_server is not available yet; use "
-                          "off, one_device, mirrored, central_storage or multi_worker_mirrored");
-  }
   apps::check_replica_flags(o.distribution_strategy, o.num_cpu_replicas, o.num_gpus);
   if (!o.all_reduce_alg.empty() && o.distribution_strategy != "mirrored") {
     throw apps::FlagError("--all_reduce_alg applies to --distribution_strategy=mirrored only");

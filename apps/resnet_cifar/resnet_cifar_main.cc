@@ -44,7 +44,10 @@
 #include "apps/common/main_guard.h"
 #include "apps/common/model_dir.h"
 #include "apps/common/scores.h"
+#include "apps/common/parameter_server_task.h"
 #include "apps/common/strategy_setup.h"
+#include "distribute/parameter_server/sidecar_evaluator.h"
+#include "distribute/parameter_server/step_registry.h"
 #include "apps/common/test_hooks.h"
 #include "apps/resnet_cifar/cifar_input.h"
 #include "apps/resnet_cifar/resnet_cifar_flags.h"
@@ -128,6 +131,14 @@ int64_t count(const std::vector<VariablePtr>& vars) {
   return n;
 }
 
+// The training input a worker of a parameter-server job makes for itself (the chief's own
+// below is the same).
+data::Dataset training_input(const resnet_cifar::Options& o) {
+  if (o.use_synthetic_data) return resnet_cifar::synthetic_dataset(o.batch_size, o.seed);
+  auto [train, test] = cifar10::load_data(o.data_dir);
+  return resnet_cifar::train_dataset(train.first, train.second, o.batch_size, o.seed);
+}
+
 }  // namespace
 
 static int run(int argc, char** argv) {
@@ -138,6 +149,28 @@ static int run(int argc, char** argv) {
   // keeps a second training run off it for as long as this one lives. --eval_only only reads
   // model.h5 (replaced atomically by a training run), so it neither creates nor locks the dir.
   const std::filesystem::path dir(o.model_dir);
+
+  // ---- parameter servers: every task runs this command; TF_CONFIG says which part it plays ----
+  const bool parameter_server = o.distribution_strategy == "parameter_server";
+  std::optional<apps::ParameterServerTask> ps_task;
+  if (parameter_server) {
+    // Each worker makes its own training input (its own copy of the data), repeated: workers
+    // take steps at their own pace. Registered before serving.
+    distribute::register_dataset_function("resnet_cifar_train", [o](const distribute::DatasetContext&) {
+      return training_input(o).repeat();
+    });
+    ps_task.emplace(apps::parameter_server_task());
+    if (ps_task->serves()) {
+      ps_task->serve();
+      return 0;
+    }
+    if (ps_task->evaluates() && o.model_dir.empty()) {
+      throw apps::FlagError("the evaluator task evaluates the checkpoints the chief writes to "
+                            "--model_dir: give it (and the chief) --model_dir");
+    }
+  }
+  const bool evaluator = ps_task && ps_task->evaluates();
+
   // Workers of one multi-worker job share it: the chief locks it once the strategy says who
   // that is, and the others write only to their own workertemp_<i> folders.
   const bool multi_worker = o.distribution_strategy == "multi_worker_mirrored";
@@ -146,7 +179,7 @@ static int run(int argc, char** argv) {
                                  {"model.json", "model.h5", "training_log.csv"});
   };
   std::unique_ptr<apps::ModelDirLock> lock;
-  if (!o.model_dir.empty() && !o.eval_only && !multi_worker) lock = claim();
+  if (!o.model_dir.empty() && !o.eval_only && !multi_worker && !evaluator) lock = claim();
 
   // ---- distribution strategy (before any variable exists) ----
   std::shared_ptr<distribute::CrossDeviceOps> cross_device_ops;
@@ -155,9 +188,11 @@ static int run(int argc, char** argv) {
   } else if (o.distribution_strategy == "mirrored" && o.all_reduce_alg == "nccl") {
     cross_device_ops = std::make_shared<distribute::NcclAllReduce>(o.num_packs);
   }
+  // (The evaluator of a parameter-server job evaluates without a strategy.)
   const std::shared_ptr<distribute::Strategy> strategy =
-      apps::make_strategy(o.distribution_strategy, o.num_cpu_replicas, o.num_gpus,
-                          cross_device_ops);
+      parameter_server ? (evaluator ? nullptr : ps_task->strategy())
+                       : apps::make_strategy(o.distribution_strategy, o.num_cpu_replicas,
+                                             o.num_gpus, cross_device_ops);
   const bool chief = !strategy || strategy->should_checkpoint();
   if (!o.model_dir.empty() && !o.eval_only && multi_worker && chief) lock = claim();
   const Device off_device = apps::default_device_for(o.num_gpus);
@@ -254,6 +289,19 @@ static int run(int argc, char** argv) {
   model->compile(optimizer, "sparse_categorical_crossentropy", {"accuracy"});
   scope.reset();
 
+  if (evaluator) {
+    // The side-car evaluator: each checkpoint the chief's ModelCheckpoint writes, once.
+    distribute::SidecarEvaluatorOptions eval_options;
+    eval_options.steps(eval_steps > 0 ? eval_steps : -1)
+        .max_evaluations(o.train_steps > 0 ? 1 : o.train_epochs)
+        .log_dir((dir / "logs").string())
+        .timeout_seconds(3600);
+    const auto history =
+        distribute::SidecarEvaluator(model, *eval_ds, o.model_dir, eval_options).start();
+    std::printf("Evaluator: evaluated %zu checkpoint(s)\n", history.size());
+    return 0;
+  }
+
   int64_t steps_per_epoch = steps_per_epoch_full;
   int epochs = o.train_epochs;
   if (o.train_steps > 0) {
@@ -267,8 +315,11 @@ static int run(int argc, char** argv) {
               static_cast<long long>(boundaries[2]), get_num_threads());
 
   // ---- callbacks ----
+  // (Under parameter servers steps run on the workers: no batch-level callbacks, as in
+  // TensorFlow, so no TimeHistory; the whole fit is timed instead.)
   auto time_history = std::make_shared<TimeHistory>(batch_size, o.log_steps);
-  std::vector<CallbackPtr> callbacks{time_history};
+  std::vector<CallbackPtr> callbacks;
+  if (!parameter_server) callbacks.push_back(time_history);
   std::shared_ptr<BackupAndRestore> backup;
   if (!o.model_dir.empty()) {
     if (chief) std::ofstream(dir / "model.json") << model->to_json(2) << "\n";
@@ -293,17 +344,33 @@ static int run(int argc, char** argv) {
     fit_options.validation_data(*eval_ds).validation_freq(o.epochs_between_evals);
     if (eval_steps > 0) fit_options.validation_steps(eval_steps);
   }
-  apps::fit_explaining_interruption(backup != nullptr, [&] { model->fit(*train_ds, fit_options); });
+  const auto fit_start = Clock::now();
+  apps::fit_explaining_interruption(backup != nullptr, [&] {
+    if (parameter_server) {
+      model->fit(DatasetCreator("resnet_cifar_train"), fit_options);
+    } else {
+      model->fit(*train_ds, fit_options);
+    }
+  });
+  const double fit_seconds = seconds_since(fit_start);
   apps::kill_point("after_fit");
   if (backup && chief) apps::save_final_model(*model, dir / "model.h5", *backup);
 
-  const int64_t steps = time_history->global_steps();
-  std::printf("Trained %lld steps (%lld examples) in %.2fs: %.1f examples/sec overall, "
-              "%.1f examples/sec after the first log window\n",
-              static_cast<long long>(steps), static_cast<long long>(steps * batch_size),
-              time_history->train_seconds(),
-              time_history->train_seconds() > 0 ? double(steps * batch_size) / time_history->train_seconds() : 0.0,
-              time_history->average_examples_per_second());
+  if (parameter_server) {
+    const int64_t steps = int64_t(epochs) * steps_per_epoch;
+    std::printf("Trained %lld steps (%lld examples) on the workers in %.2fs (evaluation "
+                "included): %.1f examples/sec\n",
+                static_cast<long long>(steps), static_cast<long long>(steps * batch_size),
+                fit_seconds, double(steps * batch_size) / fit_seconds);
+  } else {
+    const int64_t steps = time_history->global_steps();
+    std::printf("Trained %lld steps (%lld examples) in %.2fs: %.1f examples/sec overall, "
+                "%.1f examples/sec after the first log window\n",
+                static_cast<long long>(steps), static_cast<long long>(steps * batch_size),
+                time_history->train_seconds(),
+                time_history->train_seconds() > 0 ? double(steps * batch_size) / time_history->train_seconds() : 0.0,
+                time_history->average_examples_per_second());
+  }
 
   if (!o.skip_eval) {
     EvaluateOptions eval_options = EvaluateOptions().verbose(0);
@@ -313,6 +380,10 @@ static int run(int argc, char** argv) {
     std::printf("Evaluation (%.2fs): loss %.4f, accuracy %.4f\n", seconds_since(start),
                 apps::score(scores, "loss", "the model on the test set"),
                 apps::score(scores, "accuracy", "the model on the test set"));
+  }
+  // The job is over: the ps and worker tasks' servers return.
+  if (auto* ps = dynamic_cast<distribute::ParameterServerStrategy*>(strategy.get())) {
+    ps->shutdown_cluster();
   }
   return 0;
 }

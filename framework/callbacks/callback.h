@@ -35,10 +35,11 @@ class Callback {
 
   // Whether this callback does something at batch level (a train, test or predict batch hook).
   // fit under ParameterServerStrategy runs no batch hooks and refuses such callbacks, as
-  // TensorFlow does. The default answers whether the class overrides one of the six batch hooks
-  // (read from its vtable: GCC and Clang, Itanium C++ ABI; elsewhere it answers true); built-in
-  // callbacks whose batch hooks do nothing in their configuration override it with false.
-  virtual bool implements_batch_hooks() const;
+  // TensorFlow does. C++ cannot tell portably whether a subclass overrides a hook, so a callback
+  // says so itself: true by default (refused under PS, with a message saying how to declare it);
+  // built-in callbacks answer from their configuration, and a callback derived from
+  // EpochCallback (below) cannot have batch hooks and answers false.
+  virtual bool implements_batch_hooks() const { return true; }
 
   // Training parameters Keras passes to callbacks: epochs, steps (per epoch; -1 unknown),
   // verbose.
@@ -60,6 +61,19 @@ class Callback {
 using CallbackPtr = std::shared_ptr<Callback>;
 
 // Calls every callback in order.
+// A callback with epoch-, train-, test- and predict-level hooks only: its batch hooks are final
+// no-ops, so the compiler refuses a batch hook and fit under ParameterServerStrategy accepts it.
+class EpochCallback : public Callback {
+ public:
+  void on_train_batch_begin(int, const Logs&) final {}
+  void on_train_batch_end(int, const Logs&) final {}
+  void on_test_batch_begin(int, const Logs&) final {}
+  void on_test_batch_end(int, const Logs&) final {}
+  void on_predict_batch_begin(int, const Logs&) final {}
+  void on_predict_batch_end(int, const Logs&) final {}
+  bool implements_batch_hooks() const final { return false; }
+};
+
 class CallbackList : public Callback {
  public:
   explicit CallbackList(std::vector<CallbackPtr> callbacks = {}) : callbacks_(std::move(callbacks)) {}

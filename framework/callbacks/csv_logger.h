@@ -27,6 +27,7 @@ namespace strata {
 
 class CSVLogger : public Callback {
  public:
+  bool implements_batch_hooks() const override { return false; }  // epoch-level only
   // ValueError when separator is not one character.
   explicit CSVLogger(std::string filename, std::string separator = ",", bool append = false);
 

@@ -45,6 +45,7 @@ struct EarlyStoppingOptions {
 
 class EarlyStopping : public Callback {
  public:
+  bool implements_batch_hooks() const override { return false; }  // epoch-level only
   // ValueError for an unknown mode or a negative patience / start_from_epoch.
   explicit EarlyStopping(EarlyStoppingOptions options = {});
 

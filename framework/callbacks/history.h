@@ -11,6 +11,7 @@ namespace strata {
 
 class History : public Callback {
  public:
+  bool implements_batch_hooks() const override { return false; }  // epoch-level only
   void on_train_begin(const Logs& logs) override;
   void on_epoch_end(int epoch, const Logs& logs) override;
 

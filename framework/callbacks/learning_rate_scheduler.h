@@ -16,6 +16,7 @@ namespace strata {
 
 class LearningRateScheduler : public Callback {
  public:
+  bool implements_batch_hooks() const override { return false; }  // epoch-level only
   using Schedule = std::function<double(int epoch, double lr)>;
   using EpochSchedule = std::function<double(int epoch)>;
 

@@ -44,6 +44,7 @@ struct ReduceLROnPlateauOptions {
 
 class ReduceLROnPlateau : public Callback {
  public:
+  bool implements_batch_hooks() const override { return false; }  // epoch-level only
   // ValueError for factor >= 1 (as Keras) or < 0, negative patience / cooldown / min_lr, or an
   // unknown mode.
   explicit ReduceLROnPlateau(ReduceLROnPlateauOptions options = {});

@@ -357,7 +357,9 @@ History Trainer::run_remote_fit(distribute::RemoteTraining& remote, const Datase
     throw ValueError("Model.fit: batch-level callbacks are not supported with "
                      "ParameterServerStrategy (steps run asynchronously on the workers; only "
                      "epoch-level hooks run, on the coordinator). Found unsupported callbacks: " +
-                     batch_level + ". Use epoch-level settings (save_freq / update_freq \"epoch\")");
+                     batch_level + ". Use epoch-level settings (save_freq / update_freq \"epoch\"); a callback "
+                     "of your own with no batch hooks: derive it from EpochCallback (or override "
+                     "implements_batch_hooks() to return false)");
   }
   const auto scope = strategy_scope(m);
   if (!m.built()) {

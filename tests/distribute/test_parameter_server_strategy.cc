@@ -10,6 +10,7 @@
 #include "distribute/parameter_server/cluster_coordinator.h"
 #include "distribute/parameter_server/parameter_server_strategy.h"
 #include "distribute/parameter_server/parameter_service.h"
+#include "distribute/parameter_server/ps_roles.h"
 #include "distribute/parameter_server/remote_variable.h"
 #include "distribute/parameter_server/sharded_variable.h"
 #include "distribute/parameter_server/step_registry.h"
@@ -201,6 +202,35 @@ TEST(ParameterServerStrategy, ClusterWithoutPsOrWorkerIsAValueError) {
   using Jobs = std::map<std::string, std::vector<std::string>>;
   EXPECT_THROW(ParameterServerStrategy(ClusterSpec(Jobs{{"worker", {"localhost:1"}}})), ValueError);
   EXPECT_THROW(ParameterServerStrategy(ClusterSpec(Jobs{{"ps", {"localhost:1"}}})), ValueError);
+}
+
+// TF_CONFIG's roles: chief or master coordinates; without either, worker 0 does and also serves
+// as a worker (the seed's two-job config); ps and evaluator tasks are what they say.
+TEST(ParameterServerRole, FromTheTaskAndTheCluster) {
+  using Jobs = std::map<std::string, std::vector<std::string>>;
+  using Kind = ParameterServerRole::Kind;
+  const ClusterSpec two_jobs(Jobs{{"ps", {"h3:1", "h4:1"}}, {"worker", {"h1:1", "h2:1"}}});
+  const ClusterSpec with_chief(
+      Jobs{{"chief", {"h0:1"}}, {"ps", {"h3:1"}}, {"worker", {"h1:1", "h2:1"}}});
+  const ClusterSpec with_master(Jobs{{"master", {"h0:1"}}, {"ps", {"h3:1"}}, {"worker", {"h1:1"}}});
+  auto role = [](const ClusterSpec& c, const std::string& type, int index) {
+    return parameter_server_role(
+        SimpleClusterResolver(c, SimpleClusterResolverOptions().task_type(type).task_id(index)));
+  };
+  EXPECT_EQ(role(with_chief, "chief", 0).kind, Kind::kCoordinator);
+  EXPECT_FALSE(role(with_chief, "chief", 0).also_worker);
+  EXPECT_EQ(role(with_master, "master", 0).kind, Kind::kCoordinator);
+  EXPECT_EQ(role(with_chief, "worker", 0).kind, Kind::kWorker);
+  EXPECT_EQ(role(with_chief, "ps", 0).kind, Kind::kPs);
+  EXPECT_EQ(role(two_jobs, "worker", 0).kind, Kind::kCoordinator);
+  EXPECT_TRUE(role(two_jobs, "worker", 0).also_worker);
+  EXPECT_NE(role(two_jobs, "worker", 0).describe().find("so worker 0 does"), std::string::npos);
+  EXPECT_EQ(role(two_jobs, "worker", 1).kind, Kind::kWorker);
+  EXPECT_EQ(role(two_jobs, "ps", 1).kind, Kind::kPs);
+  EXPECT_EQ(role(with_chief, "evaluator", 0).kind, Kind::kEvaluator);
+  EXPECT_THROW(role(ClusterSpec(Jobs{{"worker", {"h1:1"}}}), "worker", 0), ValueError);
+  EXPECT_THROW(role(with_chief, "driver", 0), ValueError);
+  EXPECT_THROW(parameter_server_role(SimpleClusterResolver(with_chief)), ValueError);
 }
 
 }  // namespace

@@ -91,7 +91,7 @@ struct TempDir {
 };
 
 // A user callback with epoch hooks only: allowed under PS.
-struct CountEpochs : Callback {
+struct CountEpochs : EpochCallback {
   void on_epoch_end(int, const Logs&) override { ++epochs; }
   int epochs = 0;
 };
@@ -286,7 +286,7 @@ TEST(PsFit, DatasetCreatorWithoutParameterServerStrategyIsAValueError) {
 TEST(PsFit, CallbacksSayWhetherTheyImplementBatchHooks) {
   EXPECT_FALSE(CountEpochs().implements_batch_hooks());
   EXPECT_TRUE(CountBatches().implements_batch_hooks());
-  EXPECT_FALSE(Callback().implements_batch_hooks());
+  EXPECT_TRUE(Callback().implements_batch_hooks());  // it cannot know: a subclass must say
   EXPECT_FALSE(History().implements_batch_hooks());
   EXPECT_FALSE(CSVLogger("/tmp/unused.csv").implements_batch_hooks());
   EXPECT_FALSE(EarlyStopping().implements_batch_hooks());

@@ -1,0 +1,68 @@
+// What the apps do with --distribution_strategy parameter_server: every task of the job runs the
+// same command, and TF_CONFIG says which part it plays (TensorFlow's "the same image and entry
+// point; branch on TF_CONFIG"): a ps or worker task serves until the coordinator ends the job,
+// an evaluator evaluates checkpoints, and the chief (or master; without either, worker 0, which
+// also serves as a worker) trains with ParameterServerStrategy and fit(DatasetCreator).
+#pragma once
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include <strata/strata.h>
+
+#include "apps/common/flag_error.h"
+#include "distribute/parameter_server/parameter_server_strategy.h"
+#include "distribute/parameter_server/ps_roles.h"
+#include "distribute/parameter_server/server.h"
+
+namespace apps {
+
+struct ParameterServerTask {
+  strata::distribute::ParameterServerRole role;
+  strata::distribute::ClusterSpec cluster;
+  // Worker 0 coordinating (no chief in the cluster) serves as worker 0 as well.
+  std::unique_ptr<strata::distribute::Server> own_worker;
+
+  bool coordinates() const {
+    return role.kind == strata::distribute::ParameterServerRole::Kind::kCoordinator;
+  }
+  bool evaluates() const {
+    return role.kind == strata::distribute::ParameterServerRole::Kind::kEvaluator;
+  }
+  bool serves() const { return !coordinates() && !evaluates(); }
+  // ps / worker: serves until the coordinator ends the job (shutdown_cluster).
+  void serve() const {
+    strata::distribute::Server(cluster, role.task_type, role.task_index).join();
+    std::printf("%s %d: the coordinator ended the job\n", role.task_type.c_str(), role.task_index);
+  }
+  // The coordinator's strategy (variables round-robin over the ps tasks).
+  std::shared_ptr<strata::distribute::ParameterServerStrategy> strategy() const {
+    return std::make_shared<strata::distribute::ParameterServerStrategy>(cluster);
+  }
+};
+
+// This task's part, from TF_CONFIG, printed. Register the app's dataset functions before: a
+// worker serves them from the moment it starts.
+inline ParameterServerTask parameter_server_task() {
+  const char* tf_config = std::getenv("TF_CONFIG");
+  if (tf_config == nullptr || *tf_config == '\0') {
+    throw FlagError("--distribution_strategy=parameter_server needs TF_CONFIG on every task "
+                    "(a cluster with \"ps\" and \"worker\" jobs, optionally a \"chief\", and this "
+                    "task's type and index); strata-launch --workers 2 --ps 2 --chief -- <app> "
+                    "sets it for a job on this machine");
+  }
+  strata::distribute::TFConfigClusterResolver resolver;
+  ParameterServerTask task;
+  task.role = strata::distribute::parameter_server_role(resolver);
+  task.cluster = resolver.cluster_spec();
+  std::printf("Parameter-server job: %s\n", task.role.describe().c_str());
+  std::fflush(stdout);
+  if (task.role.also_worker) {
+    task.own_worker = std::make_unique<strata::distribute::Server>(task.cluster, "worker", 0);
+  }
+  return task;
+}
+
+}  // namespace apps
