@@ -507,5 +507,79 @@ TEST_F(PsProcesses, ShardedEmbeddingOverBothPsProcessesConverges) {
             << "\n";
 }
 
+// A worker that hangs (SIGSTOP: its connections stay open, nothing answers) is seen by the
+// channel's keepalive (1 s pings, 3 s timeout) long before the closure timeout: its step runs
+// elsewhere. Resumed (SIGCONT), it is re-admitted; it first finishes the step it was given
+// (at-least-once: that step's pushes land twice). A coordinator destroyed while a worker hangs
+// mid-closure is bounded by the same keepalive, not by the closure timeout.
+TEST_F(PsProcesses, HungWorkerIsSeenByKeepaliveAndReadmittedWhenItResumes) {
+  ASSERT_NO_FATAL_FAILURE(start_cluster());
+  auto s = strategy();
+  std::shared_ptr<Model> model = model_in(*s);
+  CoordinatorOptions options = coordinator_options();
+  options.closure_timeout_seconds = 30;
+  auto coordinator = std::make_unique<ClusterCoordinator>(s, options);
+  coordinator->set_model(*model);
+  PerWorkerIterator it = coordinator->create_per_worker_dataset("ps_proc_data").iterator();
+  std::vector<RemoteValue> steps;
+  for (int i = 0; i < 60; ++i) {
+    steps.push_back(coordinator->schedule("ps_proc_slow_train", {}, &it));
+  }
+  {
+    const auto start = Clock::now();
+    while (coordinator->closures_completed_per_worker()[1] < 5) {
+      ASSERT_LT(seconds_since(start), 30) << "worker 1 completed no 5 steps:\n" << log("worker", 1);
+      std::this_thread::sleep_for(5ms);
+    }
+  }
+  processes_.kill(slot("worker", 1), SIGSTOP);
+  const auto stopped_at = Clock::now();
+  coordinator->join();
+  const double join_s = seconds_since(stopped_at);
+  EXPECT_LT(join_s, 15) << "the hung worker was not seen by keepalive";
+  for (const RemoteValue& v : steps) EXPECT_EQ(v.state(), RemoteValue::State::kReady);
+  const std::vector<int64_t> done = coordinator->closures_completed_per_worker();
+  EXPECT_EQ(done[0] + done[1], 60);
+  EXPECT_GE(coordinator->closures_requeued(), 1);
+
+  processes_.kill(slot("worker", 1), SIGCONT);
+  const auto resumed_at = Clock::now();
+  while (coordinator->worker_preparations(1) < 2) {
+    ASSERT_LT(seconds_since(resumed_at), 20) << "worker 1 was not re-admitted:\n"
+                                             << log("worker", 1);
+    std::this_thread::sleep_for(10ms);
+  }
+  const double readmit_s = seconds_since(resumed_at);
+  for (int i = 0; i < 40; ++i) coordinator->schedule("ps_proc_slow_train", {}, &it);
+  coordinator->join();
+  const std::vector<int64_t> after = coordinator->closures_completed_per_worker();
+  EXPECT_EQ(after[0] + after[1], 100);
+  EXPECT_GT(after[1], done[1]) << "the resumed worker 1 took no closure";
+
+  // Worker 1 hangs again mid-closure, and the coordinator goes away.
+  std::vector<RemoteValue> last;
+  for (int i = 0; i < 40; ++i) last.push_back(coordinator->schedule("ps_proc_slow_train", {}, &it));
+  {
+    const auto start = Clock::now();
+    while (coordinator->closures_completed_per_worker()[1] < after[1] + 2) {
+      ASSERT_LT(seconds_since(start), 30);
+      std::this_thread::sleep_for(5ms);
+    }
+  }
+  processes_.kill(slot("worker", 1), SIGSTOP);
+  const auto destroy_start = Clock::now();
+  coordinator.reset();
+  const double destroy_s = seconds_since(destroy_start);
+  EXPECT_LT(destroy_s, 15);
+  // Nothing is left pending: each value ran, or was cancelled.
+  for (const RemoteValue& v : last) EXPECT_NE(v.state(), RemoteValue::State::kPending);
+  processes_.kill(slot("worker", 1), SIGCONT);
+  std::cout << "[timing] join " << join_s << " s after the SIGSTOP, re-admitted " << readmit_s
+            << " s after the SIGCONT, coordinator destroyed in " << destroy_s
+            << " s with worker 1 stopped mid-closure\n";
+}
+
+
 }  // namespace
 }  // namespace strata::testing
+
