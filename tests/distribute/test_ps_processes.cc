@@ -232,6 +232,9 @@ class PsProcesses : public ::testing::Test {
     while (!std::filesystem::exists(ready_file(job, index))) {
       ASSERT_LT(seconds_since(start), timeout_s)
           << job << " " << index << " did not start serving:\n" << log(job, index);
+      // gtest's last line: the child ended (a port taken, a bad TF_CONFIG) without serving.
+      ASSERT_EQ(log(job, index).find("test suite ran."), std::string::npos)
+          << job << " " << index << " ended without serving:\n" << log(job, index);
       std::this_thread::sleep_for(20ms);
     }
   }
