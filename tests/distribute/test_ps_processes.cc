@@ -1,0 +1,588 @@
+// A parameter-server cluster of real processes on loopback: 2 ps and 2 worker tasks, each this
+// test binary started again (worker_processes.h, posix_spawn; the environment, ASAN_OPTIONS /
+// UBSAN_OPTIONS included, is inherited) running PsProcessChild.Run, which reads its role from
+// TF_CONFIG and serves it with Server(...).join(). The test process is the chief: it builds the
+// model in a ParameterServerStrategy's scope and schedules closures with a ClusterCoordinator.
+// Children are killed with SIGKILL as machines die; every wait is bounded and the fixture kills
+// and reaps whatever is left. Step and dataset functions travel by name, so the chief and every
+// child call register_ps_process_functions() first.
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <thread>
+
+#include "distribute/cluster_resolver/tfconfig_cluster_resolver.h"
+#include "distribute/parameter_server/cluster_coordinator.h"
+#include "distribute/parameter_server/parameter_client.h"
+#include "distribute/parameter_server/parameter_server_strategy.h"
+#include "distribute/parameter_server/remote_variable.h"
+#include "distribute/parameter_server/server.h"
+#include "distribute/parameter_server/sharded_variable.h"
+#include "distribute/parameter_server/step_registry.h"
+#include "tests/distribute/distribute_test_utils.h"
+#include "tests/distribute/worker_processes.h"
+
+namespace strata::testing {
+namespace {
+
+using namespace distribute;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kChildTest = "PsProcessChild.Run";
+constexpr const char* kReadyFile = "STRATA_TEST_PS_READY";   // the child writes its port here
+constexpr const char* kParentPid = "STRATA_TEST_PS_PARENT";  // the child dies with this process
+
+constexpr int64_t kVocab = 9, kDim = 20;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// The tutorial's task in numbers: ids 0..8, label 1 for ids below 4.
+data::Dataset id_data(int seed) {
+  std::vector<int64_t> ids;
+  std::vector<float> labels;
+  for (int i = 0; i < 256; ++i) {
+    const int64_t id = (i * 7 + seed) % kVocab;
+    ids.push_back(id);
+    labels.push_back(id < 4 ? 1.0f : 0.0f);
+  }
+  return data::Dataset::from_tensor_slices({Tensor::from_vector(ids, Shape{256, 1}),
+                                            Tensor::from_vector(labels, Shape{256, 1})});
+}
+
+// What every task of these tests registers before it serves or schedules anything.
+void register_ps_process_functions() {
+  register_dataset_function("ps_proc_data", [](const DatasetContext& ctx) {
+    return id_data(ctx.worker_index).shuffle(64, 7).repeat().batch(16);
+  });
+  register_step_function("ps_proc_train", [](StepContext& ctx) {
+    const data::Element batch = ctx.next();
+    const Logs logs = ctx.model->train_on_batch(batch[0], batch[1]);
+    return std::vector<Tensor>{
+        Tensor::from_vector(std::vector<float>{float(logs.at("loss"))}, Shape{})};
+  });
+  // A step of ~30 ms: long enough that a kill lands in the middle of one.
+  register_step_function("ps_proc_slow_train", [](StepContext& ctx) {
+    std::this_thread::sleep_for(25ms);
+    const data::Element batch = ctx.next();
+    const Logs logs = ctx.model->train_on_batch(batch[0], batch[1]);
+    return std::vector<Tensor>{
+        Tensor::from_vector(std::vector<float>{float(logs.at("loss"))}, Shape{})};
+  });
+  register_step_function("ps_proc_raise", [](StepContext&) -> std::vector<Tensor> {
+    throw ValueError("ps_proc_raise: the input is bad");
+  });
+}
+
+ParameterServerOptions test_ps_options() {
+  ParameterServerOptions o;
+  o.rpc_timeout = 10s;
+  return o;
+}
+
+std::shared_ptr<Model> tutorial_model() {
+  set_random_seed(5);
+  KerasTensor ids = Input({1}, DType::kInt64);
+  KerasTensor x = Flatten()(Embedding(kVocab, kDim)(ids));
+  KerasTensor out = Dense(1, "sigmoid")(x);
+  auto model = std::make_shared<Model>(ids, out);
+  model->compile(CompileOptions()
+                     .optimizer(std::make_shared<optimizers::RMSprop>(0.05))
+                     .loss(std::make_shared<losses::BinaryCrossentropy>())
+                     .metrics({"accuracy"}));
+  return model;
+}
+
+// ---- the child: one ps or worker task ----
+
+TEST(PsProcessChild, Run) {
+  const char* ready = std::getenv(kReadyFile);
+  if (ready == nullptr) GTEST_SKIP() << "runs as a ps or worker process of the PsProcesses tests";
+  // A test process that dies without its teardown (a crash) takes its tasks with it.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (const char* parent = std::getenv(kParentPid); parent && getppid() != std::atoi(parent)) {
+    std::_Exit(3);  // the parent died before prctl
+  }
+  register_ps_process_functions();
+  TFConfigClusterResolver resolver;
+  ASSERT_TRUE(resolver.task_type().has_value() && resolver.task_id().has_value());
+  Server server(resolver.cluster_spec(), *resolver.task_type(), *resolver.task_id(),
+                test_ps_options());
+  {
+    const std::string tmp = std::string(ready) + ".tmp";
+    std::ofstream(tmp) << server.port() << "\n";
+    std::rename(tmp.c_str(), ready);
+  }
+  std::cout << "serving " << server.task() << " on port " << server.port() << std::endl;
+  server.join();
+  std::cout << server.task() << ": the job ended" << std::endl;
+}
+
+// ---- the tests: this process is the chief ----
+
+class PsProcesses : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "ps_processes_" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
+           std::to_string(getpid());
+    std::filesystem::create_directories(dir_);
+    register_ps_process_functions();
+    // A test that hangs (a join that never returns) ends this process after kTestLimit: the
+    // children go with it (PR_SET_PDEATHSIG), and their logs stay in dir_.
+    watchdog_ = std::thread([this] {
+      std::unique_lock<std::mutex> lock(watchdog_mutex_);
+      if (!watchdog_cv_.wait_for(lock, kTestLimit, [&] { return test_done_; })) {
+        std::fprintf(stderr, "PsProcesses: the test ran past %lld s; ending the process (the "
+                     "tasks' logs are in %s)\n", static_cast<long long>(kTestLimit.count()),
+                     dir_.c_str());
+        std::_Exit(1);
+      }
+    });
+  }
+
+  // Every child killed and reaped, whatever the test did; the logs kept when it failed.
+  void TearDown() override {
+    {
+      std::lock_guard<std::mutex> lock(watchdog_mutex_);
+      test_done_ = true;
+    }
+    watchdog_cv_.notify_all();
+    watchdog_.join();
+    for (auto& [task, slot] : slots_) {
+      processes_.kill(slot, SIGKILL);
+      processes_.wait(slot, 10);
+    }
+    if (HasFailure()) {
+      std::cerr << "the tasks' logs are in " << dir_ << "\n";
+    } else {
+      std::filesystem::remove_all(dir_);
+    }
+  }
+
+  // Chooses free loopback ports for a chief, `ps` ps and `workers` worker tasks, starts the ps
+  // and worker processes and waits until each serves.
+  void start_cluster(int ps = 2, int workers = 2) {
+    std::set<int> used;
+    auto port = [&] {
+      for (;;) {
+        const int p = free_port();
+        if (p > 0 && used.insert(p).second) return p;
+      }
+    };
+    jobs_.clear();
+    jobs_["chief"].push_back("localhost:" + std::to_string(port()));
+    for (int i = 0; i < ps; ++i) jobs_["ps"].push_back("localhost:" + std::to_string(port()));
+    for (int i = 0; i < workers; ++i) {
+      jobs_["worker"].push_back("localhost:" + std::to_string(port()));
+    }
+    spec_ = ClusterSpec(jobs_);
+    for (int i = 0; i < ps; ++i) start_task("ps", i);
+    for (int i = 0; i < workers; ++i) start_task("worker", i);
+    for (int i = 0; i < ps; ++i) ASSERT_NO_FATAL_FAILURE(wait_ready("ps", i));
+    for (int i = 0; i < workers; ++i) ASSERT_NO_FATAL_FAILURE(wait_ready("worker", i));
+  }
+
+  std::string task_key(const std::string& job, int index) const {
+    return job + "_" + std::to_string(index);
+  }
+  std::string ready_file(const std::string& job, int index) const {
+    return dir_ + "/ready_" + task_key(job, index);
+  }
+
+  // Starts (or starts again, as a new process on the same address) task `index` of `job`.
+  void start_task(const std::string& job, int index) {
+    const std::string key = task_key(job, index);
+    std::filesystem::remove(ready_file(job, index));
+    std::string cluster;
+    for (const auto& [name, addresses] : jobs_) {
+      std::string list;
+      for (const std::string& a : addresses) list += (list.empty() ? "\"" : ", \"") + a + "\"";
+      cluster += (cluster.empty() ? "\"" : ", \"") + name + "\": [" + list + "]";
+    }
+    const std::string tf_config = "{\"cluster\": {" + cluster + "}, \"task\": {\"type\": \"" +
+                                  job + "\", \"index\": " + std::to_string(index) + "}}";
+    const std::string log =
+        dir_ + "/log_" + key + "_" + std::to_string(starts_[key]++);
+    const int slot = processes_.start(
+        kChildTest,
+        {"TF_CONFIG=" + tf_config, std::string(kReadyFile) + "=" + ready_file(job, index),
+         std::string(kParentPid) + "=" + std::to_string(getpid())},
+        log);
+    slots_[key] = slot;
+  }
+
+  // Waits (bounded) until the task serves; fails with its log when it does not.
+  void wait_ready(const std::string& job, int index, double timeout_s = 30) {
+    const auto start = Clock::now();
+    while (!std::filesystem::exists(ready_file(job, index))) {
+      ASSERT_LT(seconds_since(start), timeout_s)
+          << job << " " << index << " did not start serving:\n" << log(job, index);
+      // gtest's last line: the child ended (a port taken, a bad TF_CONFIG) without serving.
+      ASSERT_EQ(log(job, index).find("test suite ran."), std::string::npos)
+          << job << " " << index << " ended without serving:\n" << log(job, index);
+      std::this_thread::sleep_for(20ms);
+    }
+  }
+
+  int slot(const std::string& job, int index) { return slots_.at(task_key(job, index)); }
+  std::string log(const std::string& job, int index) {
+    return processes_.log(slot(job, index));
+  }
+  void kill(const std::string& job, int index) { processes_.kill(slot(job, index), SIGKILL); }
+  ChildExit wait(const std::string& job, int index, double timeout_s) {
+    return processes_.wait(slot(job, index), timeout_s);
+  }
+  std::string address(const std::string& job, int index) const {
+    return jobs_.at(job)[size_t(index)];
+  }
+
+  std::shared_ptr<ParameterServerStrategy> strategy(std::shared_ptr<const Partitioner> p = nullptr) {
+    return std::make_shared<ParameterServerStrategy>(spec_, std::move(p), test_ps_options());
+  }
+  static CoordinatorOptions coordinator_options() {
+    CoordinatorOptions o;
+    o.worker_retry_interval_seconds = 0.05;
+    o.worker_recovery_timeout_seconds = 30;
+    o.closure_timeout_seconds = 20;
+    o.ps_ping_interval_seconds = 0.2;
+    return o;
+  }
+  static std::shared_ptr<Model> model_in(ParameterServerStrategy& s) {
+    auto scope = s.scope();
+    return tutorial_model();
+  }
+
+  // Total closures completed, polled until it reaches `n` (bounded).
+  static void wait_completed(const ClusterCoordinator& c, int64_t n, double timeout_s = 30) {
+    const auto start = Clock::now();
+    for (;;) {
+      const std::vector<int64_t> done = c.closures_completed_per_worker();
+      if (done[0] + done[1] >= n) return;
+      ASSERT_LT(seconds_since(start), timeout_s) << "fewer than " << n << " closures completed";
+      std::this_thread::sleep_for(5ms);
+    }
+  }
+
+  static constexpr std::chrono::seconds kTestLimit{90};
+
+  std::string dir_;
+  std::thread watchdog_;
+  std::mutex watchdog_mutex_;
+  std::condition_variable watchdog_cv_;
+  bool test_done_ = false;
+  std::map<std::string, std::vector<std::string>> jobs_;
+  ClusterSpec spec_;
+  WorkerProcesses processes_;
+  std::map<std::string, int> slots_;   // "worker_1" -> its current process's slot
+  std::map<std::string, int> starts_;  // "worker_1" -> processes started for it
+};
+
+TEST_F(PsProcesses, KilledWorkerHasItsStepsRunElsewhereAndIsReadmittedWhenRestarted) {
+  const auto test_start = Clock::now();
+  ASSERT_NO_FATAL_FAILURE(start_cluster());
+  auto s = strategy();
+  std::shared_ptr<Model> model = model_in(*s);
+  ClusterCoordinator coordinator(s, coordinator_options());
+  coordinator.set_model(*model);
+  PerWorkerIterator it = coordinator.create_per_worker_dataset("ps_proc_data").iterator();
+  constexpr int kSteps = 60;
+  std::vector<RemoteValue> steps;
+  for (int i = 0; i < kSteps; ++i) {
+    steps.push_back(coordinator.schedule("ps_proc_slow_train", {}, &it));
+  }
+  // Worker 1 dies (SIGKILL, no goodbye) once training is under way on both workers.
+  {
+    const auto start = Clock::now();
+    while (coordinator.closures_completed_per_worker()[1] < 5) {
+      ASSERT_LT(seconds_since(start), 30) << "worker 1 completed no 5 steps:\n" << log("worker", 1);
+      std::this_thread::sleep_for(5ms);
+    }
+  }
+  const std::vector<int64_t> before_kill = coordinator.closures_completed_per_worker();
+  ASSERT_LT(before_kill[0] + before_kill[1], kSteps) << "training ended before the kill";
+  kill("worker", 1);
+  const auto killed_at = Clock::now();
+  coordinator.join();
+  const double join_s = seconds_since(killed_at);
+  for (const RemoteValue& v : steps) {
+    ASSERT_EQ(v.state(), RemoteValue::State::kReady) << remote_value_state_name(v.state());
+    EXPECT_TRUE(std::isfinite(v.fetch_one().item<float>()));
+  }
+  const std::vector<int64_t> done = coordinator.closures_completed_per_worker();
+  // Every scheduled step ran to its end exactly once as far as the coordinator counts: the step
+  // worker 1 was running when it died (if any) went back to the queue (closures_requeued 1; 0
+  // when the kill fell between two steps) and ran again on worker 0 (at-least-once: its pushes
+  // to the ps before the kill may have landed too).
+  EXPECT_EQ(done[0] + done[1], kSteps);
+  EXPECT_GE(coordinator.closures_requeued(), 0);
+  EXPECT_LE(coordinator.closures_requeued(), 1);
+  EXPECT_GT(done[0], before_kill[0]) << "worker 0 took over the rest";
+  const ChildExit killed = wait("worker", 1, 10);
+  EXPECT_EQ(killed.signal, SIGKILL);
+
+  // Worker 1 comes back: a new process on the same address. The coordinator, retrying it in
+  // the background, prepares it again (model and datasets rebuilt) and gives it closures.
+  const auto restart = Clock::now();
+  start_task("worker", 1);
+  ASSERT_NO_FATAL_FAILURE(wait_ready("worker", 1));
+  while (coordinator.worker_preparations(1) < 2) {
+    ASSERT_LT(seconds_since(restart), 20) << "worker 1 was not re-admitted:\n" << log("worker", 1);
+    std::this_thread::sleep_for(10ms);
+  }
+  const double readmit_s = seconds_since(restart);
+  EXPECT_EQ(coordinator.worker_preparations(1), 2);
+  EXPECT_EQ(coordinator.worker_preparations(0), 1);
+  std::vector<RemoteValue> more;
+  for (int i = 0; i < 40; ++i) more.push_back(coordinator.schedule("ps_proc_slow_train", {}, &it));
+  coordinator.join();
+  for (const RemoteValue& v : more) EXPECT_EQ(v.state(), RemoteValue::State::kReady);
+  const std::vector<int64_t> after = coordinator.closures_completed_per_worker();
+  EXPECT_EQ(after[0] + after[1], kSteps + 40);
+  EXPECT_GT(after[1], done[1]) << "the restarted worker 1 took no closure";
+  std::cout << "[timing] join after the kill " << join_s << " s, re-admitted " << readmit_s
+            << " s after the restart, requeued " << coordinator.closures_requeued()
+            << ", per worker " << after[0] << "/" << after[1] << ", test "
+            << seconds_since(test_start) << " s\n";
+}
+
+TEST_F(PsProcesses, KilledPsFailsTheCoordinatorNamingItWithinSeconds) {
+  ASSERT_NO_FATAL_FAILURE(start_cluster());
+  auto s = strategy();
+  std::shared_ptr<Model> model = model_in(*s);
+  // Round-robin: the embedding on ps 0, the Dense kernel (and its slots) on ps 1.
+  ClusterCoordinator coordinator(s, coordinator_options());
+  coordinator.set_model(*model);
+  PerWorkerIterator it = coordinator.create_per_worker_dataset("ps_proc_data").iterator();
+  const std::string ps1 = address("ps", 1);
+  // 200 steps of ~30 ms on 2 workers (~3 s); ps 1 dies while they run.
+  std::vector<RemoteValue> steps;
+  for (int i = 0; i < 200; ++i) steps.push_back(coordinator.schedule("ps_proc_slow_train", {}, &it));
+  ASSERT_NO_FATAL_FAILURE(wait_completed(coordinator, 8));
+  kill("ps", 1);
+  const auto killed_at = Clock::now();
+  try {
+    coordinator.join();
+    FAIL() << "join() returned after ps 1 was killed";
+  } catch (const CoordinationError& e) {
+    const double seconds = seconds_since(killed_at);
+    EXPECT_LT(seconds, 15) << e.what();
+    EXPECT_NE(std::string(e.what()).find("/job:ps/replica:0/task:1"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find(ps1), std::string::npos) << e.what();
+    std::cout << "[timing] CoordinationError " << seconds << " s after the ps was killed: "
+              << e.what() << "\n";
+  }
+  // The steps still queued were failed with the same error, not left pending.
+  EXPECT_THROW(steps.back().fetch(), CoordinationError);
+  const std::vector<int64_t> done = coordinator.closures_completed_per_worker();
+  EXPECT_LT(done[0] + done[1], 200);
+  // Fatal: raised by every later call.
+  EXPECT_THROW(coordinator.join(), CoordinationError);
+  EXPECT_THROW(coordinator.schedule("ps_proc_train", {}, &it), CoordinationError);
+  EXPECT_EQ(wait("ps", 1, 10).signal, SIGKILL);
+  // The rest of the job still ends cleanly (the dead ps is skipped).
+  s->shutdown_cluster();
+  const std::vector<std::pair<std::string, int>> survivors = {{"ps", 0}, {"worker", 0},
+                                                              {"worker", 1}};
+  for (const auto& [job, index] : survivors) {
+    const ChildExit e = wait(job, index, 10);
+    EXPECT_TRUE(e.exited && e.code == 0) << job << " " << index << ":\n" << log(job, index);
+  }
+}
+
+TEST_F(PsProcesses, StepErrorComesOutOfJoinAsValueErrorAndTheClusterGoesOn) {
+  ASSERT_NO_FATAL_FAILURE(start_cluster());
+  auto s = strategy();
+  std::shared_ptr<Model> model = model_in(*s);
+  ClusterCoordinator coordinator(s, coordinator_options());
+  coordinator.set_model(*model);
+  PerWorkerIterator it = coordinator.create_per_worker_dataset("ps_proc_data").iterator();
+  for (int i = 0; i < 6; ++i) coordinator.schedule("ps_proc_train", {}, &it);
+  RemoteValue raised = coordinator.schedule("ps_proc_raise");
+  try {
+    coordinator.join();
+    FAIL() << "join() did not raise";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("ps_proc_raise: the input is bad"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("/job:worker/replica:0/task:"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(raised.state(), RemoteValue::State::kAborted);
+  EXPECT_THROW(raised.fetch(), ValueError);
+  EXPECT_NO_THROW(coordinator.join());  // raised once
+  // The cluster goes on: the same workers train again.
+  const std::vector<int64_t> before = coordinator.closures_completed_per_worker();
+  std::vector<RemoteValue> more;
+  for (int i = 0; i < 20; ++i) more.push_back(coordinator.schedule("ps_proc_train", {}, &it));
+  coordinator.join();
+  for (const RemoteValue& v : more) EXPECT_EQ(v.state(), RemoteValue::State::kReady);
+  const std::vector<int64_t> after = coordinator.closures_completed_per_worker();
+  EXPECT_EQ(after[0] + after[1] - before[0] - before[1], 20);
+  EXPECT_EQ(coordinator.worker_preparations(0), 1);  // nobody was restarted
+  EXPECT_EQ(coordinator.worker_preparations(1), 1);
+}
+
+TEST_F(PsProcesses, ShutdownClusterEndsEveryTaskWithExitCodeZero) {
+  ASSERT_NO_FATAL_FAILURE(start_cluster());
+  auto s = strategy();
+  std::shared_ptr<Model> model = model_in(*s);
+  {
+    ClusterCoordinator coordinator(s, coordinator_options());
+    coordinator.set_model(*model);
+    PerWorkerIterator it = coordinator.create_per_worker_dataset("ps_proc_data").iterator();
+    for (int i = 0; i < 10; ++i) coordinator.schedule("ps_proc_train", {}, &it);
+    coordinator.join();
+  }
+  const auto start = Clock::now();
+  s->shutdown_cluster();
+  double slowest = 0;
+  for (const std::string job : {"ps", "worker"}) {
+    for (int index : {0, 1}) {
+      const ChildExit e = wait(job, index, 10);
+      EXPECT_TRUE(e.exited && e.code == 0)
+          << job << " " << index << " (signal " << e.signal << "):\n" << log(job, index);
+      EXPECT_NE(log(job, index).find(job_task_name(job, index) + ": the job ended"),
+                std::string::npos)
+          << log(job, index);
+      slowest = std::max(slowest, seconds_since(start));
+    }
+  }
+  // About 1 s, not milliseconds: a ps's graceful gRPC shutdown waits (up to its 1 s deadline)
+  // for the connections still open to it, here this process's strategy's channels.
+  EXPECT_LT(slowest, 5);
+  std::cout << "[timing] every task exited " << slowest << " s after shutdown_cluster\n";
+}
+
+TEST_F(PsProcesses, ShardedEmbeddingOverBothPsProcessesConverges) {
+  ASSERT_NO_FATAL_FAILURE(start_cluster());
+  auto s = strategy(std::make_shared<FixedShardsPartitioner>(2));
+  std::shared_ptr<Model> model = model_in(*s);
+  // TensorFlow's tutorial: a 9-row table as (5, 20) on ps 0 and (4, 20) on ps 1.
+  const VariablePtr table = model->trainable_variables().front();
+  auto* sharded = dynamic_cast<ShardedVariable*>(table.get());
+  ASSERT_NE(sharded, nullptr) << table->name();
+  ASSERT_EQ(sharded->num_shards(), 2);
+  const std::vector<Shape> want = {Shape({5, kDim}), Shape({4, kDim})};
+  for (int i = 0; i < 2; ++i) {
+    auto& shard = dynamic_cast<RemoteVariable&>(*sharded->shards()[size_t(i)]);
+    EXPECT_EQ(shard.shape(), want[size_t(i)]);
+    EXPECT_EQ(shard.task(), job_task_name("ps", i));
+    // The shard lives in that ps process: asked directly at its address.
+    ParameterClient direct(job_task_name("ps", i), address("ps", i), test_ps_options());
+    EXPECT_EQ(direct.read({shard.id()}).at(0).shape(), want[size_t(i)]);
+  }
+  ClusterCoordinator coordinator(s, coordinator_options());
+  coordinator.set_model(*model);
+  PerWorkerIterator it = coordinator.create_per_worker_dataset("ps_proc_data").iterator();
+  std::vector<RemoteValue> losses;
+  const auto start = Clock::now();
+  for (int i = 0; i < 100; ++i) losses.push_back(coordinator.schedule("ps_proc_train", {}, &it));
+  coordinator.join();
+  const double train_s = seconds_since(start);
+  const std::vector<int64_t> done = coordinator.closures_completed_per_worker();
+  EXPECT_EQ(done[0] + done[1], 100);
+  EXPECT_GT(done[0], 0);
+  EXPECT_GT(done[1], 0);
+  // The coordinator's model reads the ps processes' variables.
+  const Logs eval = model->test_on_batch(
+      Tensor::from_vector(std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8}, Shape{9, 1}),
+      Tensor::from_vector(std::vector<float>{1, 1, 1, 1, 0, 0, 0, 0, 0}, Shape{9, 1}));
+  EXPECT_GE(eval.at("accuracy"), 8.0 / 9.0 - 1e-6) << "loss " << eval.at("loss");
+  EXPECT_LT(losses.back().fetch_one().item<float>(), losses.front().fetch_one().item<float>());
+  std::cout << "[timing] 100 steps in " << train_s << " s (per worker " << done[0] << "/"
+            << done[1] << "), accuracy " << eval.at("accuracy") << ", loss " << eval.at("loss")
+            << "\n";
+}
+
+// A worker that hangs (SIGSTOP: its connections stay open, nothing answers) is seen by the
+// channel's keepalive (1 s pings, 3 s timeout) long before the closure timeout: its step runs
+// elsewhere. Resumed (SIGCONT), it is re-admitted; it first finishes the step it was given
+// (at-least-once: that step's pushes land twice). A coordinator destroyed while a worker hangs
+// mid-closure is bounded by the same keepalive, not by the closure timeout.
+TEST_F(PsProcesses, HungWorkerIsSeenByKeepaliveAndReadmittedWhenItResumes) {
+  ASSERT_NO_FATAL_FAILURE(start_cluster());
+  auto s = strategy();
+  std::shared_ptr<Model> model = model_in(*s);
+  CoordinatorOptions options = coordinator_options();
+  options.closure_timeout_seconds = 30;
+  auto coordinator = std::make_unique<ClusterCoordinator>(s, options);
+  coordinator->set_model(*model);
+  PerWorkerIterator it = coordinator->create_per_worker_dataset("ps_proc_data").iterator();
+  std::vector<RemoteValue> steps;
+  for (int i = 0; i < 60; ++i) {
+    steps.push_back(coordinator->schedule("ps_proc_slow_train", {}, &it));
+  }
+  {
+    const auto start = Clock::now();
+    while (coordinator->closures_completed_per_worker()[1] < 5) {
+      ASSERT_LT(seconds_since(start), 30) << "worker 1 completed no 5 steps:\n" << log("worker", 1);
+      std::this_thread::sleep_for(5ms);
+    }
+  }
+  processes_.kill(slot("worker", 1), SIGSTOP);
+  const auto stopped_at = Clock::now();
+  coordinator->join();
+  const double join_s = seconds_since(stopped_at);
+  EXPECT_LT(join_s, 15) << "the hung worker was not seen by keepalive";
+  for (const RemoteValue& v : steps) EXPECT_EQ(v.state(), RemoteValue::State::kReady);
+  const std::vector<int64_t> done = coordinator->closures_completed_per_worker();
+  EXPECT_EQ(done[0] + done[1], 60);
+  EXPECT_GE(coordinator->closures_requeued(), 1);
+
+  processes_.kill(slot("worker", 1), SIGCONT);
+  const auto resumed_at = Clock::now();
+  while (coordinator->worker_preparations(1) < 2) {
+    ASSERT_LT(seconds_since(resumed_at), 20) << "worker 1 was not re-admitted:\n"
+                                             << log("worker", 1);
+    std::this_thread::sleep_for(10ms);
+  }
+  const double readmit_s = seconds_since(resumed_at);
+  for (int i = 0; i < 40; ++i) coordinator->schedule("ps_proc_slow_train", {}, &it);
+  coordinator->join();
+  const std::vector<int64_t> after = coordinator->closures_completed_per_worker();
+  EXPECT_EQ(after[0] + after[1], 100);
+  EXPECT_GT(after[1], done[1]) << "the resumed worker 1 took no closure";
+
+  // Worker 1 hangs again mid-closure, and the coordinator goes away.
+  std::vector<RemoteValue> last;
+  for (int i = 0; i < 40; ++i) last.push_back(coordinator->schedule("ps_proc_slow_train", {}, &it));
+  {
+    const auto start = Clock::now();
+    while (coordinator->closures_completed_per_worker()[1] < after[1] + 2) {
+      ASSERT_LT(seconds_since(start), 30);
+      std::this_thread::sleep_for(5ms);
+    }
+  }
+  processes_.kill(slot("worker", 1), SIGSTOP);
+  const auto destroy_start = Clock::now();
+  coordinator.reset();
+  const double destroy_s = seconds_since(destroy_start);
+  EXPECT_LT(destroy_s, 15);
+  // Nothing is left pending: each value ran, or was cancelled.
+  for (const RemoteValue& v : last) EXPECT_NE(v.state(), RemoteValue::State::kPending);
+  processes_.kill(slot("worker", 1), SIGCONT);
+  std::cout << "[timing] join " << join_s << " s after the SIGSTOP, re-admitted " << readmit_s
+            << " s after the SIGCONT, coordinator destroyed in " << destroy_s
+            << " s with worker 1 stopped mid-closure\n";
+}
+
+
+}  // namespace
+}  // namespace strata::testing
+
