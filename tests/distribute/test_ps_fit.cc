@@ -177,7 +177,7 @@ TEST(PsFit, EpochCallbacksRunOnTheCoordinatorWithItsOwnClusterCoordinator) {
 }
 
 // Ends fit by throwing at the end of epoch `at` (after the callbacks before it ran).
-struct FailAtEpochEnd : Callback {
+struct FailAtEpochEnd : EpochCallback {
   explicit FailAtEpochEnd(int at) : at(at) {}
   void on_epoch_end(int epoch, const Logs&) override {
     if (epoch == at) throw IOError("FailAtEpochEnd: the job was interrupted");
