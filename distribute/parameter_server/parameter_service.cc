@@ -12,6 +12,7 @@
 
 #include "distribute/coordination/key_value_store.h"
 #include "distribute/loopback_address.h"
+#include "distribute/parameter_server/grpc_channel.h"
 #include "distribute/parameter_server/parameter_server.grpc.pb.h"
 #include "distribute/parameter_server/tensor_wire.h"
 #include "framework/core/error.h"
@@ -365,30 +366,8 @@ std::unique_ptr<ParameterServer> ParameterServer::start(const std::string& bind_
                                                         ParameterServerOptions options) {
   auto impl = std::make_unique<Impl>();
   impl->handler = std::make_unique<Handler>(options);
-  grpc::ServerBuilder builder;
-  builder.AddListeningPort(dialable_address(bind_address), grpc::InsecureServerCredentials(),
-                           &impl->port);
-  builder.RegisterService(impl->handler.get());
-  const int max_bytes = int(std::min<size_t>(options.max_message_bytes, INT_MAX));
-  builder.SetMaxReceiveMessageSize(max_bytes);
-  builder.SetMaxSendMessageSize(max_bytes);
-  // As the coordination service: no SO_REUSEPORT (a taken port fails here instead of sharing),
-  // and clients' keepalive pings (every keepalive_time, also between calls) are permitted,
-  // not answered with GOAWAY "too_many_pings".
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 500);
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
-  impl->server = builder.BuildAndStart();
-  if (!impl->server || impl->port == 0) {
-    impl->server.reset();
-    throw CoordinationError(
-        "parameter server: cannot listen on '" + bind_address +
-        "': the port is taken (another job, or an earlier run still exiting) or the host is not "
-        "one of this machine's addresses. Give the ps task a free port in the cluster spec, or "
-        "stop the process holding it");
-  }
+  impl->server = start_server(bind_address, impl->handler.get(), options.max_message_bytes, "ps",
+                              &impl->port);
   return std::unique_ptr<ParameterServer>(new ParameterServer(std::move(impl)));
 }
 

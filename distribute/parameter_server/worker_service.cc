@@ -14,6 +14,7 @@
 #include "distribute/coordination/key_value_store.h"
 #include "distribute/loopback_address.h"
 #include "distribute/parameter_server/error_transport.h"
+#include "distribute/parameter_server/grpc_channel.h"
 #include "distribute/parameter_server/ps_trainer.h"
 #include "distribute/parameter_server/step_registry.h"
 #include "distribute/parameter_server/tensor_wire.h"
@@ -219,25 +220,8 @@ std::unique_ptr<WorkerServer> WorkerServer::start(
   auto impl = std::make_unique<Impl>();
   const size_t max_message_bytes = strategy->options().max_message_bytes;
   impl->handler = std::make_unique<Handler>(std::move(strategy), worker_index);
-  grpc::ServerBuilder builder;
-  builder.AddListeningPort(dialable_address(bind_address), grpc::InsecureServerCredentials(),
-                           &impl->port);
-  builder.RegisterService(impl->handler.get());
-  const int max_bytes = int(std::min<size_t>(max_message_bytes, INT_MAX));
-  builder.SetMaxReceiveMessageSize(max_bytes);
-  builder.SetMaxSendMessageSize(max_bytes);
-  // As the ps: no shared ports, and the coordinator's keepalive pings are permitted.
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 500);
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
-  impl->server = builder.BuildAndStart();
-  if (!impl->server || impl->port == 0) {
-    throw CoordinationError("worker server: cannot listen on '" + bind_address +
-                            "': the port is taken or the host is not one of this machine's "
-                            "addresses. Give the worker task a free port in the cluster spec");
-  }
+  impl->server = start_server(bind_address, impl->handler.get(), max_message_bytes, "worker",
+                              &impl->port);
   return std::unique_ptr<WorkerServer>(new WorkerServer(std::move(impl)));
 }
 

@@ -12,7 +12,7 @@
 #include "distribute/parameter_server/parameter_server.grpc.pb.h"
 #include "distribute/parameter_server/parameter_service.h"
 #include "distribute/parameter_server/remote_variable.h"
-#include "tests/distribute/distribute_test_utils.h"
+#include "tests/distribute/conv_embedding_model.h"
 
 namespace strata::testing {
 namespace {
@@ -334,34 +334,6 @@ class TwoPsStrategy final : public distribute::Strategy {
   int next_ = 0, count_ = 0;
   std::map<std::string, std::pair<int, std::string>> placement_;
 };
-
-constexpr int64_t kVocab = 50, kUsedIds = 10, kSamples = 32, kBatch = 8;
-
-// The model and data of test_store_variables.cc.
-std::shared_ptr<Model> conv_embedding_model(const std::string& optimizer) {
-  set_random_seed(99);
-  KerasTensor image = Input({6, 6, 1});
-  KerasTensor ids = Input({3}, DType::kInt64);
-  KerasTensor a = Flatten()(Conv2D(2, 3)(image));
-  KerasTensor b = Flatten()(Embedding(kVocab, 4)(ids));
-  KerasTensor out = Dense(3)(Concatenate()(std::vector<KerasTensor>{a, b}));
-  auto model = std::make_shared<Model>(std::vector<KerasTensor>{image, ids},
-                                       std::vector<KerasTensor>{out});
-  model->compile(CompileOptions()
-                     .optimizer(test_optimizer(optimizer))
-                     .loss(std::make_shared<losses::SparseCategoricalCrossentropy>(true))
-                     .metrics({"accuracy"}));
-  return model;
-}
-
-data::Dataset conv_embedding_data() {
-  const ClassifierData d = classifier_data(kSamples);
-  std::vector<int64_t> ids(size_t(kSamples * 3));
-  for (size_t i = 0; i < ids.size(); ++i) ids[i] = int64_t((i / 6) % kUsedIds);
-  return data::Dataset::from_tensor_slices(
-             {d.x, Tensor::from_vector(ids, Shape{kSamples, 3}), d.y})
-      .batch(kBatch);
-}
 
 class TwoPsFit : public ::testing::TestWithParam<std::string> {};
 

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "distribute/parameter_server/sharded_variable.h"
+#include "tests/distribute/conv_embedding_model.h"
 #include "tests/datasets/temp_dir.h"
 #include "tests/distribute/distribute_test_utils.h"
 
@@ -220,24 +221,6 @@ TEST(ShardedVariableGradients, GradientShardsAreNotAccepted) {
   EXPECT_THROW(v.apply_update(update, batch), InternalError);
 }
 
-constexpr int64_t kVocab = 50, kSamples = 32, kBatch = 8;
-
-std::shared_ptr<Model> conv_embedding_model(const std::string& optimizer) {
-  set_random_seed(99);
-  KerasTensor image = Input({6, 6, 1});
-  KerasTensor ids = Input({3}, DType::kInt64);
-  KerasTensor a = Flatten()(Conv2D(2, 3)(image));
-  KerasTensor b = Flatten()(Embedding(kVocab, 4)(ids));
-  KerasTensor out = Dense(3)(Concatenate()(std::vector<KerasTensor>{a, b}));
-  auto model = std::make_shared<Model>(std::vector<KerasTensor>{image, ids},
-                                       std::vector<KerasTensor>{out});
-  model->compile(CompileOptions()
-                     .optimizer(test_optimizer(optimizer))
-                     .loss(std::make_shared<losses::SparseCategoricalCrossentropy>(true))
-                     .metrics({"accuracy"}));
-  return model;
-}
-
 std::shared_ptr<Model> model_in(ShardingStrategy* strategy, const std::string& optimizer) {
   if (strategy == nullptr) return conv_embedding_model(optimizer);
   auto scope = strategy->scope();
@@ -256,12 +239,8 @@ std::vector<int64_t> table_ids() {
   return ids;
 }
 
-data::Dataset conv_embedding_data() {
-  const ClassifierData d = classifier_data(kSamples);
-  return data::Dataset::from_tensor_slices(
-             {d.x, Tensor::from_vector(table_ids(), Shape{kSamples, 3}), d.y})
-      .batch(kBatch);
-}
+// Ids spread over the whole table (so that each shard is left out of some steps).
+data::Dataset sharded_embedding_data() { return conv_embedding_data(table_ids()); }
 
 class ShardedVariableFit : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
 
@@ -269,7 +248,7 @@ TEST_P(ShardedVariableFit, MatchesNoStrategyAndTheTableServesAndUpdatesOnlyTouch
   const auto [optimizer, num_shards] = GetParam();
   const auto options = FitOptions().epochs(2).verbose(0);
   std::shared_ptr<Model> unsharded = model_in(nullptr, optimizer);
-  unsharded->fit(conv_embedding_data(), options);
+  unsharded->fit(sharded_embedding_data(), options);
 
   ShardingStrategy strategy(num_shards);
   std::shared_ptr<Model> model = model_in(&strategy, optimizer);
@@ -282,7 +261,7 @@ TEST_P(ShardedVariableFit, MatchesNoStrategyAndTheTableServesAndUpdatesOnlyTouch
   ASSERT_NE(table, nullptr);
   ASSERT_EQ(table->num_shards(), num_shards);
   strategy.counts = ShardCounts{};
-  model->fit(conv_embedding_data(), options);
+  model->fit(sharded_embedding_data(), options);
   const ShardCounts c = strategy.counts;  // what fit did (get_weights below reads everything)
   expect_weights_near(model->get_weights(), unsharded->get_weights(), 1e-6, 1e-7);
 
@@ -334,15 +313,15 @@ TEST(ShardedVariableCheckpoints, WeightsSavedUnderThreeShardsLoadUnderTwoAndUnsh
   TempDir dir;
   ShardingStrategy three(3), two(2);
   std::shared_ptr<Model> source = model_in(&three, "adam");
-  source->fit(conv_embedding_data(), FitOptions().epochs(1).verbose(0));
-  const Tensor expected = source->predict(conv_embedding_data(), PredictOptions().verbose(0));
+  source->fit(sharded_embedding_data(), FitOptions().epochs(1).verbose(0));
+  const Tensor expected = source->predict(sharded_embedding_data(), PredictOptions().verbose(0));
   source->save_weights(dir.file("w.h5"));
   for (ShardingStrategy* strategy : {&two, static_cast<ShardingStrategy*>(nullptr)}) {
     SCOPED_TRACE(strategy ? "2 shards" : "unsharded");
     std::shared_ptr<Model> target = model_in(strategy, "adam");
     target->load_weights(dir.file("w.h5"));
     expect_weights_near(target->get_weights(), source->get_weights(), 0.0, 0.0);
-    const Tensor got = target->predict(conv_embedding_data(), PredictOptions().verbose(0));
+    const Tensor got = target->predict(sharded_embedding_data(), PredictOptions().verbose(0));
     expect_weights_near({got}, {expected}, 0.0, 0.0);
   }
 }

@@ -5,7 +5,7 @@
 // the variables, and the embedding table serves only the rows a step touches.
 #include <set>
 
-#include "tests/distribute/distribute_test_utils.h"
+#include "tests/distribute/conv_embedding_model.h"
 
 namespace strata::testing {
 namespace {
@@ -72,36 +72,6 @@ class StoreStrategy final : public distribute::Strategy {
     return std::make_shared<StoreVariable>(spec, counts);
   }
 };
-
-constexpr int64_t kVocab = 50, kUsedIds = 10, kSamples = 32, kBatch = 8;
-
-std::shared_ptr<Model> conv_embedding_model(const std::string& optimizer) {
-  set_random_seed(99);
-  KerasTensor image = Input({6, 6, 1});
-  KerasTensor ids = Input({3}, DType::kInt64);
-  KerasTensor a = Flatten()(Conv2D(2, 3)(image));
-  KerasTensor b = Flatten()(Embedding(kVocab, 4)(ids));
-  KerasTensor out = Dense(3)(Concatenate()(std::vector<KerasTensor>{a, b}));
-  auto model = std::make_shared<Model>(std::vector<KerasTensor>{image, ids},
-                                       std::vector<KerasTensor>{out});
-  model->compile(CompileOptions()
-                     .optimizer(test_optimizer(optimizer))
-                     .loss(std::make_shared<losses::SparseCategoricalCrossentropy>(true))
-                     .metrics({"accuracy"}));
-  return model;
-}
-
-data::Dataset conv_embedding_data() {
-  const ClassifierData d = classifier_data(kSamples);
-  // Ids from the first kUsedIds rows of the table only, four rows a batch, other rows in the
-  // next batch: a row touched in one step is untouched in the next (where SGD momentum's sparse
-  // update differs from a dense one).
-  std::vector<int64_t> ids(size_t(kSamples * 3));
-  for (size_t i = 0; i < ids.size(); ++i) ids[i] = int64_t((i / 6) % kUsedIds);
-  return data::Dataset::from_tensor_slices(
-             {d.x, Tensor::from_vector(ids, Shape{kSamples, 3}), d.y})
-      .batch(kBatch);
-}
 
 class StoreVariables : public ::testing::TestWithParam<std::string> {};
 
