@@ -34,7 +34,7 @@ std::vector<TaskPlan> make_plan(const PlanOptions& o) {
   const auto add = [&](const std::string& type, int count, bool serves) {
     for (int i = 0; i < count; ++i) tasks.push_back(TaskPlan{type, i, "", "", serves});
   };
-  add("chief", o.chief ? 1 : 0, false);
+  add(o.chief_name, o.chief ? 1 : 0, false);
   add("worker", o.workers, false);
   add("ps", o.ps, true);
   add("evaluator", o.evaluator ? 1 : 0, true);

@@ -8,7 +8,7 @@
 namespace launch {
 
 struct TaskPlan {
-  std::string type;  // "chief", "worker", "ps", "evaluator"
+  std::string type;  // "chief" (or "master"), "worker", "ps", "evaluator"
   int index = 0;
   std::string address;    // host:port
   std::string tf_config;  // the whole TF_CONFIG of this task
@@ -22,6 +22,9 @@ struct PlanOptions {
   int workers = 1;
   int ps = 0;
   bool chief = false;
+  // The chief's task type: "chief", or "master" (TensorFlow's legacy name, which some cloud
+  // platforms still set in TF_CONFIG).
+  std::string chief_name = "chief";
   bool evaluator = false;
   std::string host = "localhost";
   int port_base = 0;  // 0: free ports the system picks

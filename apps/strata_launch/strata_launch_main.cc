@@ -27,6 +27,9 @@ ABSL_FLAG(CountFlag, workers, 1, "Worker tasks to start.");
 ABSL_FLAG(CountFlag, ps, 0,
           "Parameter-server tasks to start (stopped once the training tasks finish).");
 ABSL_FLAG(bool, chief, false, "Also start a chief task (otherwise worker 0 leads).");
+ABSL_FLAG(std::string, chief_name, "chief",
+          "The chief's task type in TF_CONFIG: chief, or master (TensorFlow's legacy name, which "
+          "some cloud platforms set).");
 ABSL_FLAG(bool, evaluator, false,
           "Also start an evaluator task (stopped once the training tasks finish).");
 ABSL_FLAG(std::string, host, "localhost", "The host name every task's address uses.");
@@ -60,6 +63,10 @@ int main(int argc, char** argv) {
     plan.workers = absl::GetFlag(FLAGS_workers).value;
     plan.ps = absl::GetFlag(FLAGS_ps).value;
     plan.chief = absl::GetFlag(FLAGS_chief);
+    plan.chief_name = absl::GetFlag(FLAGS_chief_name);
+    if (plan.chief_name != "chief" && plan.chief_name != "master") {
+      throw apps::FlagError("--chief_name must be chief or master, got '" + plan.chief_name + "'");
+    }
     plan.evaluator = absl::GetFlag(FLAGS_evaluator);
     plan.host = absl::GetFlag(FLAGS_host);
     plan.port_base = absl::GetFlag(FLAGS_port_base).value;
