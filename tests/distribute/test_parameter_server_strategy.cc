@@ -15,8 +15,8 @@
 #include "distribute/parameter_server/sharded_variable.h"
 #include "distribute/parameter_server/step_registry.h"
 #include "distribute/parameter_server/worker_service.h"
-#include "tests/distribute/distribute_test_utils.h"
 #include "tests/distribute/ps_local_cluster.h"
+#include "tests/distribute/ps_test_task.h"
 
 namespace strata::testing {
 namespace {
@@ -24,59 +24,10 @@ namespace {
 using namespace distribute;
 using namespace std::chrono_literals;
 
-constexpr int64_t kVocab = 9, kDim = 20;
-
-// The tutorial's task in numbers: ids 0..8, label 1 for ids below 4.
-data::Dataset id_data(int seed) {
-  std::vector<int64_t> ids;
-  std::vector<float> labels;
-  for (int i = 0; i < 256; ++i) {
-    const int64_t id = (i * 7 + seed) % kVocab;
-    ids.push_back(id);
-    labels.push_back(id < 4 ? 1.0f : 0.0f);
-  }
-  return data::Dataset::from_tensor_slices({Tensor::from_vector(ids, Shape{256, 1}),
-                                            Tensor::from_vector(labels, Shape{256, 1})});
-}
-
-void register_functions() {
-  register_dataset_function("ps_test_data", [](const DatasetContext& ctx) {
-    return id_data(ctx.worker_index).shuffle(64, 7).repeat().batch(16);
-  });
-  register_step_function("ps_test_train", [](StepContext& ctx) {
-    const data::Element batch = ctx.next();
-    const Logs logs = ctx.model->train_on_batch(batch[0], batch[1]);
-    return std::vector<Tensor>{
-        Tensor::from_vector(std::vector<float>{float(logs.at("loss"))}, Shape{})};
-  });
-  register_step_function("ps_test_slow_train", [](StepContext& ctx) {
-    std::this_thread::sleep_for(20ms);
-    const data::Element batch = ctx.next();
-    ctx.model->train_on_batch(batch[0], batch[1]);
-    return std::vector<Tensor>{};
-  });
-  register_step_function("ps_test_raise", [](StepContext&) -> std::vector<Tensor> {
-    throw ValueError("ps_test_raise: the input is bad");
-  });
-}
-
-// The in-process cluster (ps_local_cluster.h), with this file's functions registered.
+// The in-process cluster (ps_local_cluster.h), with the test task's functions registered.
 struct LocalCluster : PsLocalCluster {
-  LocalCluster() { register_functions(); }
+  LocalCluster() { register_ps_test_functions(); }
 };
-
-std::shared_ptr<Model> tutorial_model() {
-  set_random_seed(5);
-  KerasTensor ids = Input({1}, DType::kInt64);
-  KerasTensor x = Flatten()(Embedding(kVocab, kDim)(ids));
-  KerasTensor out = Dense(1, "sigmoid")(x);
-  auto model = std::make_shared<Model>(ids, out);
-  model->compile(CompileOptions()
-                     .optimizer(std::make_shared<optimizers::RMSprop>(0.05))
-                     .loss(std::make_shared<losses::BinaryCrossentropy>())
-                     .metrics({"accuracy"}));
-  return model;
-}
 
 TEST(ParameterServerStrategy, TutorialModelShardsOverBothPsAndTrainsAsynchronously) {
   LocalCluster cluster;
@@ -84,15 +35,15 @@ TEST(ParameterServerStrategy, TutorialModelShardsOverBothPsAndTrainsAsynchronous
   std::shared_ptr<Model> model;
   {
     auto scope = strategy->scope();
-    model = tutorial_model();
+    model = ps_test_model();
   }
   // TensorFlow's tutorial: (5, 20) on ps 0 and (4, 20) on ps 1.
   const VariablePtr table = model->trainable_variables().front();
   auto* sharded = dynamic_cast<ShardedVariable*>(table.get());
   ASSERT_NE(sharded, nullptr) << table->name();
   ASSERT_EQ(sharded->num_shards(), 2);
-  EXPECT_EQ(sharded->shards()[0]->shape(), Shape({5, kDim}));
-  EXPECT_EQ(sharded->shards()[1]->shape(), Shape({4, kDim}));
+  EXPECT_EQ(sharded->shards()[0]->shape(), Shape({5, kPsTestDim}));
+  EXPECT_EQ(sharded->shards()[1]->shape(), Shape({4, kPsTestDim}));
   EXPECT_EQ(dynamic_cast<RemoteVariable&>(*sharded->shards()[0]).task(),
             "/job:ps/replica:0/task:0");
   EXPECT_EQ(dynamic_cast<RemoteVariable&>(*sharded->shards()[1]).task(),
@@ -122,7 +73,7 @@ TEST(ParameterServerStrategy, WorkerThatGoesAwayHasItsStepsRunElsewhereAndIsRead
   std::shared_ptr<Model> model;
   {
     auto scope = strategy->scope();
-    model = tutorial_model();
+    model = ps_test_model();
   }
   ClusterCoordinator coordinator(strategy, LocalCluster::coordinator_options());
   coordinator.set_model(*model);
@@ -154,7 +105,7 @@ TEST(ParameterServerStrategy, PsThatGoesAwayFailsTheCoordinatorNamingIt) {
   std::shared_ptr<Model> model;
   {
     auto scope = strategy->scope();
-    model = tutorial_model();
+    model = ps_test_model();
   }
   ClusterCoordinator coordinator(strategy, LocalCluster::coordinator_options());
   coordinator.set_model(*model);

@@ -5,7 +5,7 @@
 // model in a ParameterServerStrategy's scope and schedules closures with a ClusterCoordinator.
 // Children are killed with SIGKILL as machines die; every wait is bounded and the fixture kills
 // and reaps whatever is left. Step and dataset functions travel by name, so the chief and every
-// child call register_ps_process_functions() first.
+// child call register_ps_test_functions() first.
 #include <signal.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -32,6 +32,7 @@
 #include "distribute/parameter_server/sharded_variable.h"
 #include "distribute/parameter_server/step_registry.h"
 #include "tests/distribute/distribute_test_utils.h"
+#include "tests/distribute/ps_test_task.h"
 #include "tests/distribute/worker_processes.h"
 
 namespace strata::testing {
@@ -45,47 +46,8 @@ constexpr const char* kChildTest = "PsProcessChild.Run";
 constexpr const char* kReadyFile = "STRATA_TEST_PS_READY";   // the child writes its port here
 constexpr const char* kParentPid = "STRATA_TEST_PS_PARENT";  // the child dies with this process
 
-constexpr int64_t kVocab = 9, kDim = 20;
-
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// The tutorial's task in numbers: ids 0..8, label 1 for ids below 4.
-data::Dataset id_data(int seed) {
-  std::vector<int64_t> ids;
-  std::vector<float> labels;
-  for (int i = 0; i < 256; ++i) {
-    const int64_t id = (i * 7 + seed) % kVocab;
-    ids.push_back(id);
-    labels.push_back(id < 4 ? 1.0f : 0.0f);
-  }
-  return data::Dataset::from_tensor_slices({Tensor::from_vector(ids, Shape{256, 1}),
-                                            Tensor::from_vector(labels, Shape{256, 1})});
-}
-
-// What every task of these tests registers before it serves or schedules anything.
-void register_ps_process_functions() {
-  register_dataset_function("ps_proc_data", [](const DatasetContext& ctx) {
-    return id_data(ctx.worker_index).shuffle(64, 7).repeat().batch(16);
-  });
-  register_step_function("ps_proc_train", [](StepContext& ctx) {
-    const data::Element batch = ctx.next();
-    const Logs logs = ctx.model->train_on_batch(batch[0], batch[1]);
-    return std::vector<Tensor>{
-        Tensor::from_vector(std::vector<float>{float(logs.at("loss"))}, Shape{})};
-  });
-  // A step of ~30 ms: long enough that a kill lands in the middle of one.
-  register_step_function("ps_proc_slow_train", [](StepContext& ctx) {
-    std::this_thread::sleep_for(25ms);
-    const data::Element batch = ctx.next();
-    const Logs logs = ctx.model->train_on_batch(batch[0], batch[1]);
-    return std::vector<Tensor>{
-        Tensor::from_vector(std::vector<float>{float(logs.at("loss"))}, Shape{})};
-  });
-  register_step_function("ps_proc_raise", [](StepContext&) -> std::vector<Tensor> {
-    throw ValueError("ps_proc_raise: the input is bad");
-  });
 }
 
 ParameterServerOptions test_ps_options() {
@@ -94,18 +56,6 @@ ParameterServerOptions test_ps_options() {
   return o;
 }
 
-std::shared_ptr<Model> tutorial_model() {
-  set_random_seed(5);
-  KerasTensor ids = Input({1}, DType::kInt64);
-  KerasTensor x = Flatten()(Embedding(kVocab, kDim)(ids));
-  KerasTensor out = Dense(1, "sigmoid")(x);
-  auto model = std::make_shared<Model>(ids, out);
-  model->compile(CompileOptions()
-                     .optimizer(std::make_shared<optimizers::RMSprop>(0.05))
-                     .loss(std::make_shared<losses::BinaryCrossentropy>())
-                     .metrics({"accuracy"}));
-  return model;
-}
 
 // ---- the child: one ps or worker task ----
 
@@ -117,7 +67,7 @@ TEST(PsProcessChild, Run) {
   if (const char* parent = std::getenv(kParentPid); parent && getppid() != std::atoi(parent)) {
     std::_Exit(3);  // the parent died before prctl
   }
-  register_ps_process_functions();
+  register_ps_test_functions();
   TFConfigClusterResolver resolver;
   ASSERT_TRUE(resolver.task_type().has_value() && resolver.task_id().has_value());
   Server server(resolver.cluster_spec(), *resolver.task_type(), *resolver.task_id(),
@@ -141,7 +91,7 @@ class PsProcesses : public ::testing::Test {
            ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
            std::to_string(getpid());
     std::filesystem::create_directories(dir_);
-    register_ps_process_functions();
+    register_ps_test_functions();
     // A test that hangs (a join that never returns) ends this process after kTestLimit: the
     // children go with it (PR_SET_PDEATHSIG), and their logs stay in dir_.
     watchdog_ = std::thread([this] {
@@ -264,7 +214,7 @@ class PsProcesses : public ::testing::Test {
   }
   static std::shared_ptr<Model> model_in(ParameterServerStrategy& s) {
     auto scope = s.scope();
-    return tutorial_model();
+    return ps_test_model();
   }
 
   // Total closures completed, polled until it reaches `n` (bounded).
@@ -299,11 +249,11 @@ TEST_F(PsProcesses, KilledWorkerHasItsStepsRunElsewhereAndIsReadmittedWhenRestar
   std::shared_ptr<Model> model = model_in(*s);
   ClusterCoordinator coordinator(s, coordinator_options());
   coordinator.set_model(*model);
-  PerWorkerIterator it = coordinator.create_per_worker_dataset("ps_proc_data").iterator();
+  PerWorkerIterator it = coordinator.create_per_worker_dataset("ps_test_data").iterator();
   constexpr int kSteps = 60;
   std::vector<RemoteValue> steps;
   for (int i = 0; i < kSteps; ++i) {
-    steps.push_back(coordinator.schedule("ps_proc_slow_train", {}, &it));
+    steps.push_back(coordinator.schedule("ps_test_slow_train", {}, &it));
   }
   // Worker 1 dies (SIGKILL, no goodbye) once training is under way on both workers.
   {
@@ -348,7 +298,7 @@ TEST_F(PsProcesses, KilledWorkerHasItsStepsRunElsewhereAndIsReadmittedWhenRestar
   EXPECT_EQ(coordinator.worker_preparations(1), 2);
   EXPECT_EQ(coordinator.worker_preparations(0), 1);
   std::vector<RemoteValue> more;
-  for (int i = 0; i < 40; ++i) more.push_back(coordinator.schedule("ps_proc_slow_train", {}, &it));
+  for (int i = 0; i < 40; ++i) more.push_back(coordinator.schedule("ps_test_slow_train", {}, &it));
   coordinator.join();
   for (const RemoteValue& v : more) EXPECT_EQ(v.state(), RemoteValue::State::kReady);
   const std::vector<int64_t> after = coordinator.closures_completed_per_worker();
@@ -367,11 +317,11 @@ TEST_F(PsProcesses, KilledPsFailsTheCoordinatorNamingItWithinSeconds) {
   // Round-robin: the embedding on ps 0, the Dense kernel (and its slots) on ps 1.
   ClusterCoordinator coordinator(s, coordinator_options());
   coordinator.set_model(*model);
-  PerWorkerIterator it = coordinator.create_per_worker_dataset("ps_proc_data").iterator();
+  PerWorkerIterator it = coordinator.create_per_worker_dataset("ps_test_data").iterator();
   const std::string ps1 = address("ps", 1);
   // 200 steps of ~30 ms on 2 workers (~3 s); ps 1 dies while they run.
   std::vector<RemoteValue> steps;
-  for (int i = 0; i < 200; ++i) steps.push_back(coordinator.schedule("ps_proc_slow_train", {}, &it));
+  for (int i = 0; i < 200; ++i) steps.push_back(coordinator.schedule("ps_test_slow_train", {}, &it));
   ASSERT_NO_FATAL_FAILURE(wait_completed(coordinator, 8));
   kill("ps", 1);
   const auto killed_at = Clock::now();
@@ -393,7 +343,7 @@ TEST_F(PsProcesses, KilledPsFailsTheCoordinatorNamingItWithinSeconds) {
   EXPECT_LT(done[0] + done[1], 200);
   // Fatal: raised by every later call.
   EXPECT_THROW(coordinator.join(), CoordinationError);
-  EXPECT_THROW(coordinator.schedule("ps_proc_train", {}, &it), CoordinationError);
+  EXPECT_THROW(coordinator.schedule("ps_test_train", {}, &it), CoordinationError);
   EXPECT_EQ(wait("ps", 1, 10).signal, SIGKILL);
   // The rest of the job still ends cleanly (the dead ps is skipped).
   s->shutdown_cluster();
@@ -411,14 +361,14 @@ TEST_F(PsProcesses, StepErrorComesOutOfJoinAsValueErrorAndTheClusterGoesOn) {
   std::shared_ptr<Model> model = model_in(*s);
   ClusterCoordinator coordinator(s, coordinator_options());
   coordinator.set_model(*model);
-  PerWorkerIterator it = coordinator.create_per_worker_dataset("ps_proc_data").iterator();
-  for (int i = 0; i < 6; ++i) coordinator.schedule("ps_proc_train", {}, &it);
-  RemoteValue raised = coordinator.schedule("ps_proc_raise");
+  PerWorkerIterator it = coordinator.create_per_worker_dataset("ps_test_data").iterator();
+  for (int i = 0; i < 6; ++i) coordinator.schedule("ps_test_train", {}, &it);
+  RemoteValue raised = coordinator.schedule("ps_test_raise");
   try {
     coordinator.join();
     FAIL() << "join() did not raise";
   } catch (const ValueError& e) {
-    EXPECT_NE(std::string(e.what()).find("ps_proc_raise: the input is bad"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("ps_test_raise: the input is bad"), std::string::npos)
         << e.what();
     EXPECT_NE(std::string(e.what()).find("/job:worker/replica:0/task:"), std::string::npos)
         << e.what();
@@ -429,7 +379,7 @@ TEST_F(PsProcesses, StepErrorComesOutOfJoinAsValueErrorAndTheClusterGoesOn) {
   // The cluster goes on: the same workers train again.
   const std::vector<int64_t> before = coordinator.closures_completed_per_worker();
   std::vector<RemoteValue> more;
-  for (int i = 0; i < 20; ++i) more.push_back(coordinator.schedule("ps_proc_train", {}, &it));
+  for (int i = 0; i < 20; ++i) more.push_back(coordinator.schedule("ps_test_train", {}, &it));
   coordinator.join();
   for (const RemoteValue& v : more) EXPECT_EQ(v.state(), RemoteValue::State::kReady);
   const std::vector<int64_t> after = coordinator.closures_completed_per_worker();
@@ -445,8 +395,8 @@ TEST_F(PsProcesses, ShutdownClusterEndsEveryTaskWithExitCodeZero) {
   {
     ClusterCoordinator coordinator(s, coordinator_options());
     coordinator.set_model(*model);
-    PerWorkerIterator it = coordinator.create_per_worker_dataset("ps_proc_data").iterator();
-    for (int i = 0; i < 10; ++i) coordinator.schedule("ps_proc_train", {}, &it);
+    PerWorkerIterator it = coordinator.create_per_worker_dataset("ps_test_data").iterator();
+    for (int i = 0; i < 10; ++i) coordinator.schedule("ps_test_train", {}, &it);
     coordinator.join();
   }
   const auto start = Clock::now();
@@ -478,7 +428,7 @@ TEST_F(PsProcesses, ShardedEmbeddingOverBothPsProcessesConverges) {
   auto* sharded = dynamic_cast<ShardedVariable*>(table.get());
   ASSERT_NE(sharded, nullptr) << table->name();
   ASSERT_EQ(sharded->num_shards(), 2);
-  const std::vector<Shape> want = {Shape({5, kDim}), Shape({4, kDim})};
+  const std::vector<Shape> want = {Shape({5, kPsTestDim}), Shape({4, kPsTestDim})};
   for (int i = 0; i < 2; ++i) {
     auto& shard = dynamic_cast<RemoteVariable&>(*sharded->shards()[size_t(i)]);
     EXPECT_EQ(shard.shape(), want[size_t(i)]);
@@ -489,10 +439,10 @@ TEST_F(PsProcesses, ShardedEmbeddingOverBothPsProcessesConverges) {
   }
   ClusterCoordinator coordinator(s, coordinator_options());
   coordinator.set_model(*model);
-  PerWorkerIterator it = coordinator.create_per_worker_dataset("ps_proc_data").iterator();
+  PerWorkerIterator it = coordinator.create_per_worker_dataset("ps_test_data").iterator();
   std::vector<RemoteValue> losses;
   const auto start = Clock::now();
-  for (int i = 0; i < 100; ++i) losses.push_back(coordinator.schedule("ps_proc_train", {}, &it));
+  for (int i = 0; i < 100; ++i) losses.push_back(coordinator.schedule("ps_test_train", {}, &it));
   coordinator.join();
   const double train_s = seconds_since(start);
   const std::vector<int64_t> done = coordinator.closures_completed_per_worker();
@@ -523,10 +473,10 @@ TEST_F(PsProcesses, HungWorkerIsSeenByKeepaliveAndReadmittedWhenItResumes) {
   options.closure_timeout_seconds = 30;
   auto coordinator = std::make_unique<ClusterCoordinator>(s, options);
   coordinator->set_model(*model);
-  PerWorkerIterator it = coordinator->create_per_worker_dataset("ps_proc_data").iterator();
+  PerWorkerIterator it = coordinator->create_per_worker_dataset("ps_test_data").iterator();
   std::vector<RemoteValue> steps;
   for (int i = 0; i < 60; ++i) {
-    steps.push_back(coordinator->schedule("ps_proc_slow_train", {}, &it));
+    steps.push_back(coordinator->schedule("ps_test_slow_train", {}, &it));
   }
   {
     const auto start = Clock::now();
@@ -553,7 +503,7 @@ TEST_F(PsProcesses, HungWorkerIsSeenByKeepaliveAndReadmittedWhenItResumes) {
     std::this_thread::sleep_for(10ms);
   }
   const double readmit_s = seconds_since(resumed_at);
-  for (int i = 0; i < 40; ++i) coordinator->schedule("ps_proc_slow_train", {}, &it);
+  for (int i = 0; i < 40; ++i) coordinator->schedule("ps_test_slow_train", {}, &it);
   coordinator->join();
   const std::vector<int64_t> after = coordinator->closures_completed_per_worker();
   EXPECT_EQ(after[0] + after[1], 100);
@@ -561,7 +511,7 @@ TEST_F(PsProcesses, HungWorkerIsSeenByKeepaliveAndReadmittedWhenItResumes) {
 
   // Worker 1 hangs again mid-closure, and the coordinator goes away.
   std::vector<RemoteValue> last;
-  for (int i = 0; i < 40; ++i) last.push_back(coordinator->schedule("ps_proc_slow_train", {}, &it));
+  for (int i = 0; i < 40; ++i) last.push_back(coordinator->schedule("ps_test_slow_train", {}, &it));
   {
     const auto start = Clock::now();
     while (coordinator->closures_completed_per_worker()[1] < after[1] + 2) {

@@ -1,0 +1,66 @@
+// The small task the parameter-server tests train, in one process or across processes: the
+// tutorial's numbers (ids 0..8, label 1 for ids below 4; Embedding(9, 20) -> Dense sigmoid,
+// RMSprop) and the step and dataset functions every task of those tests registers.
+#pragma once
+
+#include <chrono>
+#include <thread>
+
+#include "distribute/parameter_server/step_registry.h"
+#include "tests/distribute/distribute_test_utils.h"
+
+namespace strata::testing {
+
+inline constexpr int64_t kPsTestVocab = 9, kPsTestDim = 20;
+
+// 256 (id, label) pairs; `seed` shifts the ids (one stream per worker).
+inline data::Dataset ps_test_data(int seed) {
+  std::vector<int64_t> ids;
+  std::vector<float> labels;
+  for (int i = 0; i < 256; ++i) {
+    const int64_t id = (i * 7 + seed) % kPsTestVocab;
+    ids.push_back(id);
+    labels.push_back(id < 4 ? 1.0f : 0.0f);
+  }
+  return data::Dataset::from_tensor_slices({Tensor::from_vector(ids, Shape{256, 1}),
+                                            Tensor::from_vector(labels, Shape{256, 1})});
+}
+
+inline std::shared_ptr<Model> ps_test_model() {
+  set_random_seed(5);
+  KerasTensor ids = Input({1}, DType::kInt64);
+  KerasTensor x = Flatten()(Embedding(kPsTestVocab, kPsTestDim)(ids));
+  KerasTensor out = Dense(1, "sigmoid")(x);
+  auto model = std::make_shared<Model>(ids, out);
+  model->compile(CompileOptions()
+                     .optimizer(std::make_shared<optimizers::RMSprop>(0.05))
+                     .loss(std::make_shared<losses::BinaryCrossentropy>())
+                     .metrics({"accuracy"}));
+  return model;
+}
+
+// "ps_test_data" (each worker's stream, shuffled, repeated, batches of 16); "ps_test_train"
+// (one train_on_batch, returns the loss); "ps_test_slow_train" (the same after 25 ms: long
+// enough for a kill to land inside one); "ps_test_raise" (a ValueError).
+inline void register_ps_test_functions() {
+  using namespace distribute;
+  const auto train = [](StepContext& ctx) {
+    const data::Element batch = ctx.next();
+    const Logs logs = ctx.model->train_on_batch(batch[0], batch[1]);
+    return std::vector<Tensor>{
+        Tensor::from_vector(std::vector<float>{float(logs.at("loss"))}, Shape{})};
+  };
+  register_dataset_function("ps_test_data", [](const DatasetContext& ctx) {
+    return ps_test_data(ctx.worker_index).shuffle(64, 7).repeat().batch(16);
+  });
+  register_step_function("ps_test_train", train);
+  register_step_function("ps_test_slow_train", [train](StepContext& ctx) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    return train(ctx);
+  });
+  register_step_function("ps_test_raise", [](StepContext&) -> std::vector<Tensor> {
+    throw ValueError("ps_test_raise: the input is bad");
+  });
+}
+
+}  // namespace strata::testing
