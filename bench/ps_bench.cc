@@ -95,7 +95,7 @@ int coordinate(const Args& a, const ClusterSpec& cluster) {
   coordinator.join();
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   std::printf("model %s  workers %d  ps %d  batch %lld\nsteps/s %.2f  samples/s %.1f\n",
-              a.model.c_str(), strategy->num_workers(), num_ps,
+              a.model.c_str(), strategy->num_worker_tasks(), num_ps,
               (long long)(tutorial ? 32 : a.batch), double(a.steps) / seconds,
               double(a.steps) * double(tutorial ? 32 : a.batch) / seconds);
   strategy->shutdown_cluster();

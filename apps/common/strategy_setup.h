@@ -118,8 +118,8 @@ inline std::string describe_strategy(const strata::distribute::Strategy* strateg
   std::string text = (strategy ? strategy->name() : std::string("off (no distribution strategy)")) + ", ";
   if (const auto* ps = dynamic_cast<const strata::distribute::ParameterServerStrategy*>(strategy)) {
     // "2 workers and 2 ps tasks (asynchronous); batch 128 per step on each worker"
-    return text + std::to_string(ps->num_workers()) +
-           (ps->num_workers() == 1 ? " worker and " : " workers and ") +
+    return text + std::to_string(ps->num_worker_tasks()) +
+           (ps->num_worker_tasks() == 1 ? " worker and " : " workers and ") +
            std::to_string(ps->num_ps()) + (ps->num_ps() == 1 ? " ps task" : " ps tasks") +
            " (asynchronous); batch " + std::to_string(global_batch) + " per step on each worker";
   }

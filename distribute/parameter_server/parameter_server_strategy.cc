@@ -50,15 +50,7 @@ ParameterServerStrategy::ParameterServerStrategy(
   ps_ready_.assign(ps_.size(), false);
 }
 
-int ParameterServerStrategy::num_workers() const { return cluster_.num_tasks("worker"); }
-
-std::unique_ptr<DistributedIterator> ParameterServerStrategy::distribute_input(
-    BatchSource source, const InputOptions& options) {
-  InputContext context = input_context();
-  context.num_input_pipelines = 1;
-  context.input_pipeline_id = 0;
-  return make_splitting_iterator(std::move(source), worker_devices(), options, context);
-}
+int ParameterServerStrategy::num_worker_tasks() const { return cluster_.num_tasks("worker"); }
 
 std::vector<std::pair<std::string, std::string>> ParameterServerStrategy::worker_tasks() const {
   std::vector<std::pair<std::string, std::string>> tasks;

@@ -51,15 +51,13 @@ class ParameterServerStrategy : public Strategy {
   int num_replicas_in_sync() const override { return 1; }
   std::vector<Device> worker_devices() const override { return {Device::cpu()}; }
   void run_replicas(const std::function<void(int)>& fn) override { fn(0); }
-  // A loop on one task (a step on a worker, evaluate / predict / train_on_batch inline on the
-  // coordinator) runs alone, on every batch whole: one input pipeline, not one per worker
-  // (num_workers() counts the cluster's workers, which do not split a batch among them).
-  std::unique_ptr<DistributedIterator> distribute_input(BatchSource source,
-                                                        const InputOptions& options) override;
-
   const ClusterSpec& cluster_spec() const { return cluster_; }
   int num_ps() const { return int(ps_.size()); }
-  int num_workers() const override;
+  // The cluster's worker tasks. (Strategy::num_workers() stays 1: it counts the processes that
+  // train in lockstep, splitting each batch and reducing across each other, and a loop on one
+  // task of this strategy (a step on a worker, evaluate inline on the coordinator) runs alone,
+  // on every batch whole.)
+  int num_worker_tasks() const;
   // "/job:ps/replica:0/task:i" clients, in task order.
   const std::vector<std::shared_ptr<ParameterClient>>& ps_clients() const { return ps_; }
   // "/job:worker/replica:0/task:i" and its address, in task order.

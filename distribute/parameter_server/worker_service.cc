@@ -3,7 +3,6 @@
 #include <grpcpp/grpcpp.h>
 
 #include <atomic>
-#include <climits>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -12,9 +11,8 @@
 #include <thread>
 
 #include "distribute/coordination/key_value_store.h"
-#include "distribute/loopback_address.h"
+#include "distribute/parameter_server/ps_grpc.h"
 #include "distribute/parameter_server/error_transport.h"
-#include "distribute/parameter_server/grpc_channel.h"
 #include "distribute/parameter_server/ps_trainer.h"
 #include "distribute/parameter_server/step_registry.h"
 #include "distribute/parameter_server/tensor_wire.h"
@@ -134,7 +132,7 @@ class Handler final : public pb::WorkerService::CallbackService {
   void prepare(const pb::PrepareRequest& request) {
     if (request.rebuild()) state_ = WorkerState{};
     if (request.has_model()) rebuild_model(request.model());
-    const DatasetContext context{worker_index_, strategy_->num_workers()};
+    const DatasetContext context{worker_index_, strategy_->num_worker_tasks()};
     for (const pb::PerWorkerDataset& d : request.datasets()) {
       const DatasetFunction fn = find_dataset_function(d.function());
       state_.iterators[d.id()] = fn(context).make_iterator();
@@ -220,8 +218,8 @@ std::unique_ptr<WorkerServer> WorkerServer::start(
   auto impl = std::make_unique<Impl>();
   const size_t max_message_bytes = strategy->options().max_message_bytes;
   impl->handler = std::make_unique<Handler>(std::move(strategy), worker_index);
-  impl->server = start_server(bind_address, impl->handler.get(), max_message_bytes, "worker",
-                              &impl->port);
+  impl->server = start_grpc_server(bind_address, impl->handler.get(), max_message_bytes,
+                                   kPsMinPingInterval, "worker server", "worker", &impl->port);
   return std::unique_ptr<WorkerServer>(new WorkerServer(std::move(impl)));
 }
 
