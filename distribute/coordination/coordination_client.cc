@@ -3,7 +3,6 @@
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
-#include <climits>
 #include <condition_variable>
 #include <mutex>
 #include <random>
@@ -11,7 +10,7 @@
 
 #include "distribute/coordination/coordination.grpc.pb.h"
 #include "distribute/coordination/reserved_barriers.h"
-#include "distribute/loopback_address.h"
+#include "distribute/grpc_setup.h"
 
 // Under LeakSanitizer: Debian's c-ares 1.18 (gRPC's DNS resolver) leaks one small block when it
 // resolves "localhost" (its built-in localhost answer), in every process that dials a task by
@@ -64,26 +63,15 @@ std::string describe_service(const std::string& address,
   return "the coordination service at " + address;
 }
 
+// Pings every 30 s keep the connection known alive through idle stretches (NATs and firewalls
+// drop idle connections silently); the service permits them.
 std::shared_ptr<grpc::Channel> make_channel(const std::string& address,
                                             const CoordinationOptions& options) {
-  grpc::ChannelArguments args;
-  const int max_bytes = int(std::min<size_t>(options.max_message_bytes, INT_MAX));
-  args.SetMaxSendMessageSize(max_bytes);
-  args.SetMaxReceiveMessageSize(max_bytes);
-  // Pings keep the connection known alive through idle stretches (NATs and firewalls drop idle
-  // connections silently); the service permits them (coordination_service.cc).
-  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 30000);
-  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10000);
-  args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
-  args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
-  // Tasks start in any order: retry a service that is not up yet every second at most, not
-  // with gRPC's default backoff of up to two minutes.
-  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-  // Messages keep the address as configured; the dial goes to the loopback for "localhost".
-  return grpc::CreateCustomChannel(dialable_address(address), grpc::InsecureChannelCredentials(),
-                                   args);
+  ChannelSettings settings;
+  settings.max_message_bytes = options.max_message_bytes;
+  settings.keepalive_time = std::chrono::milliseconds(30000);
+  settings.keepalive_timeout = std::chrono::milliseconds(10000);
+  return make_grpc_channel(address, settings);
 }
 
 }  // namespace

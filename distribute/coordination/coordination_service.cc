@@ -2,10 +2,10 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include <climits>
 
 #include "distribute/coordination/coordination.grpc.pb.h"
 #include "distribute/coordination/coordination_state.h"
+#include "distribute/grpc_setup.h"
 
 namespace strata::distribute {
 
@@ -97,30 +97,10 @@ std::unique_ptr<CoordinationService> CoordinationService::start(
   impl->state = std::make_unique<CoordinationState>(std::move(tasks), options);
   impl->handler = std::make_unique<Handler>(*impl->state);
 
-  grpc::ServerBuilder builder;
-  builder.AddListeningPort(bind_address, grpc::InsecureServerCredentials(), &impl->port);
-  builder.RegisterService(impl->handler.get());
-  const int max_bytes = int(std::min<size_t>(options.max_message_bytes, INT_MAX));
-  builder.SetMaxReceiveMessageSize(max_bytes);
-  builder.SetMaxSendMessageSize(max_bytes);
-  // gRPC binds with SO_REUSEPORT by default: a second service on a taken port would "bind" and
-  // share (steal) the first one's connections instead of failing.
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  // Clients ping every 30 s, also between calls (coordination_client.cc); without these
-  // permissions gRPC answers such pings with GOAWAY "too_many_pings" and drops the connection.
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10000);
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
-  impl->server = builder.BuildAndStart();
-  if (!impl->server || impl->port == 0) {
-    impl->server.reset();
-    throw CoordinationError(
-        "coordination service: cannot listen on '" + bind_address +
-        "': the port is taken (another job, or an earlier run still exiting) or the host is not "
-        "one of this machine's addresses. Give the coordinator task a free port in the cluster "
-        "spec, or stop the process holding it");
-  }
+  // Clients ping every 30 s, also between calls (coordination_client.cc).
+  impl->server = start_grpc_server(bind_address, impl->handler.get(), options.max_message_bytes,
+                                   std::chrono::milliseconds(10000), "coordination service",
+                                   "coordinator", &impl->port);
   return std::unique_ptr<CoordinationService>(new CoordinationService(std::move(impl)));
 }
 

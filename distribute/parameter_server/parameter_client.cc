@@ -4,11 +4,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <climits>
 
 #include "distribute/coordination/key_value_store.h"
-#include "distribute/loopback_address.h"
-#include "distribute/parameter_server/grpc_channel.h"
+#include "distribute/parameter_server/ps_grpc.h"
 #include "distribute/parameter_server/parameter_server.grpc.pb.h"
 #include "distribute/parameter_server/tensor_wire.h"
 
@@ -27,7 +25,8 @@ struct ParameterClient::Impl {
       : task(std::move(task_name)),
         address(std::move(addr)),
         options(opts),
-        stub(pb::ParameterService::NewStub(make_channel(address, opts))) {}
+        stub(pb::ParameterService::NewStub(
+            make_grpc_channel(address, channel_settings(opts)))) {}
 
   const std::string task;
   const std::string address;

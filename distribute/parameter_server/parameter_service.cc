@@ -3,7 +3,6 @@
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
-#include <climits>
 #include <cstring>
 #include <condition_variable>
 #include <mutex>
@@ -11,8 +10,7 @@
 #include <unordered_map>
 
 #include "distribute/coordination/key_value_store.h"
-#include "distribute/loopback_address.h"
-#include "distribute/parameter_server/grpc_channel.h"
+#include "distribute/parameter_server/ps_grpc.h"
 #include "distribute/parameter_server/parameter_server.grpc.pb.h"
 #include "distribute/parameter_server/tensor_wire.h"
 #include "framework/core/error.h"
@@ -366,8 +364,8 @@ std::unique_ptr<ParameterServer> ParameterServer::start(const std::string& bind_
                                                         ParameterServerOptions options) {
   auto impl = std::make_unique<Impl>();
   impl->handler = std::make_unique<Handler>(options);
-  impl->server = start_server(bind_address, impl->handler.get(), options.max_message_bytes, "ps",
-                              &impl->port);
+  impl->server = start_grpc_server(bind_address, impl->handler.get(), options.max_message_bytes,
+                                   kPsMinPingInterval, "ps server", "ps", &impl->port);
   return std::unique_ptr<ParameterServer>(new ParameterServer(std::move(impl)));
 }
 

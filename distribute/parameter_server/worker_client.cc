@@ -1,8 +1,8 @@
 #include "distribute/parameter_server/worker_client.h"
 
 #include "distribute/coordination/key_value_store.h"
+#include "distribute/parameter_server/ps_grpc.h"
 #include "distribute/parameter_server/error_transport.h"
-#include "distribute/parameter_server/grpc_channel.h"
 #include "distribute/parameter_server/tensor_wire.h"
 #include "distribute/parameter_server/worker_service.grpc.pb.h"
 
@@ -32,7 +32,8 @@ WorkerClient::WorkerClient(std::string task, std::string address, ParameterServe
   impl_->address = std::move(address);
   impl_->options = options;
   impl_->closure_timeout = closure_timeout;
-  impl_->stub = pb::WorkerService::NewStub(make_channel(impl_->address, options));
+  impl_->stub =
+      pb::WorkerService::NewStub(make_grpc_channel(impl_->address, channel_settings(options)));
 }
 
 WorkerClient::~WorkerClient() = default;
