@@ -16,6 +16,7 @@
 #include "distribute/parameter_server/parameter_server_strategy.h"
 #include "distribute/parameter_server/ps_roles.h"
 #include "distribute/parameter_server/server.h"
+#include "distribute/parameter_server/sidecar_evaluator.h"
 
 namespace apps {
 
@@ -44,8 +45,9 @@ struct ParameterServerTask {
 };
 
 // This task's part, from TF_CONFIG, printed. Register the app's dataset functions before: a
-// worker serves them from the moment it starts.
-inline ParameterServerTask parameter_server_task() {
+// worker serves them from the moment it starts. The evaluator reads the checkpoints the chief
+// writes under --model_dir (`model_dir`): FlagError without it.
+inline ParameterServerTask parameter_server_task(const std::string& model_dir) {
   const char* tf_config = std::getenv("TF_CONFIG");
   if (tf_config == nullptr || *tf_config == '\0') {
     throw FlagError("--distribution_strategy=parameter_server needs TF_CONFIG on every task "
@@ -59,10 +61,37 @@ inline ParameterServerTask parameter_server_task() {
   task.cluster = resolver.cluster_spec();
   std::printf("Parameter-server job: %s\n", task.role.describe().c_str());
   std::fflush(stdout);
+  if (task.evaluates() && model_dir.empty()) {
+    throw FlagError("the evaluator task evaluates the checkpoints the chief writes to "
+                    "--model_dir: give it (and the chief) --model_dir");
+  }
   if (task.role.also_worker) {
     task.own_worker = std::make_unique<strata::distribute::Server>(task.cluster, "worker", 0);
   }
   return task;
+}
+
+// The evaluator task: each checkpoint the chief's ModelCheckpoint writes to `checkpoint_dir`,
+// evaluated once, up to `max_evaluations`; summaries under `log_dir`.
+inline int evaluate_checkpoints(std::shared_ptr<strata::Model> model, strata::data::Dataset data,
+                                const std::string& checkpoint_dir, int64_t steps,
+                                int64_t max_evaluations, const std::string& log_dir) {
+  strata::distribute::SidecarEvaluatorOptions options;
+  options.steps(steps).max_evaluations(max_evaluations).log_dir(log_dir).timeout_seconds(3600);
+  const auto history =
+      strata::distribute::SidecarEvaluator(std::move(model), std::move(data), checkpoint_dir,
+                                           options)
+          .start();
+  std::printf("Evaluator: evaluated %zu checkpoint(s)\n", history.size());
+  return 0;
+}
+
+// The chief's last act under parameter servers: the ps and worker tasks' servers return. Nothing
+// for other strategies.
+inline void end_parameter_server_job(strata::distribute::Strategy* strategy) {
+  if (auto* ps = dynamic_cast<strata::distribute::ParameterServerStrategy*>(strategy)) {
+    ps->shutdown_cluster();
+  }
 }
 
 }  // namespace apps

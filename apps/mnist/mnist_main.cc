@@ -34,7 +34,6 @@
 #include "apps/common/scores.h"
 #include "apps/common/parameter_server_task.h"
 #include "apps/common/strategy_setup.h"
-#include "distribute/parameter_server/sidecar_evaluator.h"
 #include "distribute/parameter_server/step_registry.h"
 #include "apps/common/test_hooks.h"
 #include "apps/mnist/mnist_flags.h"
@@ -106,14 +105,10 @@ static int run(int argc, char** argv) {
           .batch(o.batch_size)
           .repeat();
     });
-    ps_task.emplace(apps::parameter_server_task());
+    ps_task.emplace(apps::parameter_server_task(o.model_dir));
     if (ps_task->serves()) {
       ps_task->serve();
       return 0;
-    }
-    if (ps_task->evaluates() && o.model_dir.empty()) {
-      throw apps::FlagError("the evaluator task evaluates the checkpoints the chief writes to "
-                            "--model_dir/checkpoints: give it (and the chief) --model_dir");
     }
   }
   const bool evaluator = ps_task && ps_task->evaluates();
@@ -170,14 +165,9 @@ static int run(int argc, char** argv) {
   scope.reset();
   placement.reset();
   if (evaluator) {
-    // The side-car evaluator: each checkpoint the chief's ModelCheckpoint writes, once.
-    distribute::SidecarEvaluatorOptions eval_options;
-    eval_options.max_evaluations(o.epochs).log_dir((dir / "logs").string()).timeout_seconds(3600);
-    const auto history = distribute::SidecarEvaluator(
+    return apps::evaluate_checkpoints(
         model, data::Dataset::from_tensor_slices({x_test, y_test}).batch(o.batch_size),
-        (dir / "checkpoints").string(), eval_options).start();
-    std::printf("Evaluator: evaluated %zu checkpoint(s)\n", history.size());
-    return 0;
+        (dir / "checkpoints").string(), -1, o.epochs, (dir / "logs").string());
   }
   std::vector<CallbackPtr> callbacks;
   std::shared_ptr<BackupAndRestore> backup;
@@ -229,10 +219,7 @@ static int run(int argc, char** argv) {
       model->evaluate(x_test, y_test, EvaluateOptions().batch_size(o.batch_size).verbose(0));
   std::printf("test_loss=%.4f\n", apps::score(scores, "loss", "the model on the test set"));
   std::printf("test_accuracy=%.4f\n", apps::score(scores, "accuracy", "the model on the test set"));
-  // The job is over: the ps and worker tasks' servers return.
-  if (auto* ps = dynamic_cast<distribute::ParameterServerStrategy*>(strategy.get())) {
-    ps->shutdown_cluster();
-  }
+  apps::end_parameter_server_job(strategy.get());
   return 0;
 }
 

@@ -46,7 +46,6 @@
 #include "apps/common/scores.h"
 #include "apps/common/parameter_server_task.h"
 #include "apps/common/strategy_setup.h"
-#include "distribute/parameter_server/sidecar_evaluator.h"
 #include "distribute/parameter_server/step_registry.h"
 #include "apps/common/test_hooks.h"
 #include "apps/resnet_cifar/cifar_input.h"
@@ -159,14 +158,10 @@ static int run(int argc, char** argv) {
     distribute::register_dataset_function("resnet_cifar_train", [o](const distribute::DatasetContext&) {
       return training_input(o).repeat();
     });
-    ps_task.emplace(apps::parameter_server_task());
+    ps_task.emplace(apps::parameter_server_task(o.model_dir));
     if (ps_task->serves()) {
       ps_task->serve();
       return 0;
-    }
-    if (ps_task->evaluates() && o.model_dir.empty()) {
-      throw apps::FlagError("the evaluator task evaluates the checkpoints the chief writes to "
-                            "--model_dir: give it (and the chief) --model_dir");
     }
   }
   const bool evaluator = ps_task && ps_task->evaluates();
@@ -290,16 +285,9 @@ static int run(int argc, char** argv) {
   scope.reset();
 
   if (evaluator) {
-    // The side-car evaluator: each checkpoint the chief's ModelCheckpoint writes, once.
-    distribute::SidecarEvaluatorOptions eval_options;
-    eval_options.steps(eval_steps > 0 ? eval_steps : -1)
-        .max_evaluations(o.train_steps > 0 ? 1 : o.train_epochs)
-        .log_dir((dir / "logs").string())
-        .timeout_seconds(3600);
-    const auto history =
-        distribute::SidecarEvaluator(model, *eval_ds, o.model_dir, eval_options).start();
-    std::printf("Evaluator: evaluated %zu checkpoint(s)\n", history.size());
-    return 0;
+    return apps::evaluate_checkpoints(model, *eval_ds, o.model_dir, eval_steps > 0 ? eval_steps : -1,
+                                      o.train_steps > 0 ? 1 : o.train_epochs,
+                                      (dir / "logs").string());
   }
 
   int64_t steps_per_epoch = steps_per_epoch_full;
@@ -381,10 +369,7 @@ static int run(int argc, char** argv) {
                 apps::score(scores, "loss", "the model on the test set"),
                 apps::score(scores, "accuracy", "the model on the test set"));
   }
-  // The job is over: the ps and worker tasks' servers return.
-  if (auto* ps = dynamic_cast<distribute::ParameterServerStrategy*>(strategy.get())) {
-    ps->shutdown_cluster();
-  }
+  apps::end_parameter_server_job(strategy.get());
   return 0;
 }
 
