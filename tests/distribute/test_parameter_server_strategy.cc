@@ -32,11 +32,7 @@ struct LocalCluster : PsLocalCluster {
 TEST(ParameterServerStrategy, TutorialModelShardsOverBothPsAndTrainsAsynchronously) {
   LocalCluster cluster;
   auto strategy = cluster.strategy(std::make_shared<FixedShardsPartitioner>(2));
-  std::shared_ptr<Model> model;
-  {
-    auto scope = strategy->scope();
-    model = ps_test_model();
-  }
+  std::shared_ptr<Model> model = ps_test_model_in(*strategy);
   // TensorFlow's tutorial: (5, 20) on ps 0 and (4, 20) on ps 1.
   const VariablePtr table = model->trainable_variables().front();
   auto* sharded = dynamic_cast<ShardedVariable*>(table.get());
@@ -70,11 +66,7 @@ TEST(ParameterServerStrategy, TutorialModelShardsOverBothPsAndTrainsAsynchronous
 TEST(ParameterServerStrategy, WorkerThatGoesAwayHasItsStepsRunElsewhereAndIsReadmitted) {
   LocalCluster cluster;
   auto strategy = cluster.strategy(nullptr);
-  std::shared_ptr<Model> model;
-  {
-    auto scope = strategy->scope();
-    model = ps_test_model();
-  }
+  std::shared_ptr<Model> model = ps_test_model_in(*strategy);
   ClusterCoordinator coordinator(strategy, LocalCluster::coordinator_options());
   coordinator.set_model(*model);
   PerWorkerIterator it = coordinator.create_per_worker_dataset("ps_test_data").iterator();
@@ -102,11 +94,7 @@ TEST(ParameterServerStrategy, WorkerThatGoesAwayHasItsStepsRunElsewhereAndIsRead
 TEST(ParameterServerStrategy, PsThatGoesAwayFailsTheCoordinatorNamingIt) {
   LocalCluster cluster;
   auto strategy = cluster.strategy(nullptr);
-  std::shared_ptr<Model> model;
-  {
-    auto scope = strategy->scope();
-    model = ps_test_model();
-  }
+  std::shared_ptr<Model> model = ps_test_model_in(*strategy);
   ClusterCoordinator coordinator(strategy, LocalCluster::coordinator_options());
   coordinator.set_model(*model);
   PerWorkerIterator it = coordinator.create_per_worker_dataset("ps_test_data").iterator();
@@ -127,7 +115,9 @@ TEST(ParameterServerStrategy, PsThatGoesAwayFailsTheCoordinatorNamingIt) {
         << e.what();
     EXPECT_NE(std::string(e.what()).find(ps1), std::string::npos) << e.what();
   }
-  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
+  // Seen by the coordinator's pings of the ps (or a worker's failing call), before any call's
+  // deadline ran out: which mechanism ended the wait, not how fast.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, LocalCluster::fast_options().rpc_timeout);
   EXPECT_THROW(coordinator.join(), CoordinationError);  // fatal: raised every time
 }
 

@@ -230,7 +230,8 @@ TEST(RemoteVariable, StoppedServerFailsTheNextReadWithinSecondsNamingTheTask) {
   ps->server.reset();
   const Clock::time_point start = Clock::now();
   expect_error([&] { v.value(); }, {"/job:ps/replica:0/task:3", "unreachable"});
-  EXPECT_LT(Clock::now() - start, std::chrono::seconds(4));
+  // The refused connection, not the call's deadline, ended it.
+  EXPECT_LT(Clock::now() - start, test_options().rpc_timeout);
 }
 
 TEST(RemoteVariable, GradientsReachTheHandleDenseAndAsRows) {

