@@ -3,6 +3,8 @@
 # $1 asks of a task of its type and index.
 #   serve           ps tasks wait until stopped, the others exit 0
 #   fail_worker_1   worker 1 exits with status 3, the others wait until stopped
+#   wait            every task says "ready" and waits until stopped (for tests that signal the
+#                   launcher only once every task runs: a fixed sleep races under load)
 echo "$TF_CONFIG"
 type=$(echo "$TF_CONFIG" | sed -n 's/.*"type": *"\([a-z]*\)".*/\1/p')
 index=$(echo "$TF_CONFIG" | sed -n 's/.*"index": *\([0-9]*\).*/\1/p')
@@ -10,5 +12,6 @@ case "$1:$type:$index" in
   serve:ps:*) exec sleep 60 ;;
   fail_worker_1:worker:1) echo "worker 1 fails on purpose" >&2; exit 3 ;;
   fail_worker_1:*) exec sleep 60 ;;
+  wait:*) echo "ready"; exec sleep 60 ;;
   *) exit 0 ;;
 esac
