@@ -61,11 +61,22 @@ NcclGroup::NcclGroup(std::vector<Device> devices) : devices_(std::move(devices))
   for (int r = 0; r < n; ++r) {
     auto rank = std::make_shared<NcclRank>(r, n, devices_[size_t(r)]);
     rank->guard.publish(comms[size_t(r)]);  // nothing can have aborted it yet
-    cuda::DeviceGuard guard(rank->device);
-    STRATA_CUDA_CHECK(cudaStreamCreateWithFlags(&rank->comm_stream, cudaStreamNonBlocking),
-                      rank->device.index);
     ranks_.push_back(rank);
     communicators_.push_back(make_nccl_communicator(rank));
+  }
+  try {
+    for (const auto& rank : ranks_) {
+      cuda::DeviceGuard guard(rank->device);
+      STRATA_CUDA_CHECK(cudaStreamCreateWithFlags(&rank->comm_stream, cudaStreamNonBlocking),
+                        rank->device.index);
+    }
+  } catch (const std::exception& e) {
+    // No destructor runs for a constructor that throws: end what was made here.
+    for (const auto& rank : ranks_) {
+      rank->guard.abort(e.what());
+      if (rank->comm_stream != nullptr) cudaStreamDestroy(rank->comm_stream);
+    }
+    throw;
   }
 }
 
