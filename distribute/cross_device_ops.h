@@ -48,7 +48,7 @@ class HierarchicalCopyAllReduce final : public CrossDeviceOps {
   int num_packs_;
 };
 
-// NCCL all-reduce across GPUs (ncclCommInitAll over the strategy's GPUs). A ValueError in a
+// NCCL all-reduce across GPUs (one NCCL communicator over the strategy's GPUs). A ValueError in a
 // build without NCCL; a strategy with CPU devices rejects it. num_packs >= 1 is accepted as in
 // TensorFlow (gradient bucketing plays its part here: framework/strategy/gradient_reducer.h).
 class NcclAllReduce final : public CrossDeviceOps {

@@ -18,7 +18,8 @@ namespace strata::distribute {
 bool nccl_available();
 std::string nccl_version();
 
-// One NCCL communicator per device (ncclCommInitAll), every device a distinct visible GPU:
+// One NCCL communicator per device (as ncclCommInitAll, but nonblocking, so abort() can end a
+// collective waiting for a replica that failed), every device a distinct visible GPU:
 // ValueError otherwise, or when the build has no NCCL.
 std::unique_ptr<CommunicatorGroup> make_nccl_group(const std::vector<Device>& devices);
 
@@ -41,8 +42,10 @@ struct CrossProcessNcclOptions {
 // Worker 0 makes the unique id (ncclGetUniqueId) and publishes it in `store`; the others wait up
 // to `timeout` for it (CoordinationError naming the chief), then every worker makes its ranks
 // (ncclCommInitRank, nonblocking; CoordinationError when not every worker joins within
-// `timeout`). abort() aborts the communicators (ncclCommAbort). ValueError when the build has
-// no NCCL, a device is not a distinct visible GPU, or worker / num_workers are out of range.
+// `timeout`). abort() aborts the communicators (ncclCommAbort, each under its NcclCommGuard:
+// nccl_comm_guard.h), and collectives in flight fail naming its reason. ValueError when the
+// build has no NCCL, a device is not a distinct visible GPU, or worker / num_workers are out of
+// range.
 std::unique_ptr<CommunicatorGroup> make_cross_process_nccl_group(
     const std::vector<Device>& local_gpus, KeyValueStore& store, int worker, int num_workers,
     std::chrono::milliseconds timeout, const CrossProcessNcclOptions& options = {});

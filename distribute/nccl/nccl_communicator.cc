@@ -11,18 +11,42 @@
 
 namespace strata::distribute {
 
-bool NcclRank::mark_aborted(const std::string& why) {
-  std::lock_guard<std::mutex> lock(reason_mutex);
-  if (aborted) return false;
-  abort_reason = why;
-  aborted = true;
-  return true;
+static_assert(int(ncclSuccess) == kNcclSuccess && int(ncclInProgress) == kNcclInProgress,
+              "nccl_comm_guard.h's status codes must be NCCL's");
+
+namespace {
+
+// The guard's table: the forwarders (nccl_forwarders.cc), statuses as int.
+int get_async_error(ncclComm* comm, int* async_error) {
+  ncclResult_t state = ncclSuccess;
+  const ncclResult_t status = ncclCommGetAsyncError(comm, &state);
+  *async_error = int(state);
+  return int(status);
+}
+int abort_comm(ncclComm* comm) { return int(ncclCommAbort(comm)); }
+int finalize_comm(ncclComm* comm) { return int(ncclCommFinalize(comm)); }
+int destroy_comm(ncclComm* comm) { return int(ncclCommDestroy(comm)); }
+const char* last_error(ncclComm* comm) { return ncclGetLastError(comm); }
+const char* error_string(int status) { return ncclGetErrorString(ncclResult_t(status)); }
+
+std::string rank_label(int rank, int world, Device device) {
+  return "rank " + std::to_string(rank) + " of " + std::to_string(world) + " on " +
+         device.to_string();
 }
 
-std::string NcclRank::reason() {
-  std::lock_guard<std::mutex> lock(reason_mutex);
-  return abort_reason;
+}  // namespace
+
+const NcclCommCalls& nccl_comm_calls() {
+  static const NcclCommCalls calls{get_async_error, abort_comm,   finalize_comm,
+                                   destroy_comm,    last_error,   error_string};
+  return calls;
 }
+
+NcclRank::NcclRank(int rank_in, int world_in, Device device_in)
+    : rank(rank_in),
+      world(world_in),
+      device(device_in),
+      guard(nccl_comm_calls(), rank_label(rank_in, world_in, device_in)) {}
 
 void check_nccl(ncclResult_t status, const std::string& what, Device device, ncclComm_t comm,
                 const std::string& fix) {
@@ -98,8 +122,8 @@ class NcclCommunicator final : public Communicator {
     check_tensor(t, "all_reduce");
     const ncclDataType_t type = nccl_type(t.dtype(), "all_reduce");
     const ncclRedOp_t red = nccl_op(op, t.dtype());
-    return launch("ncclAllReduce", t, [&](cudaStream_t s) {
-      return ncclAllReduce(t.raw_data(), t.raw_data(), size_t(t.numel()), type, red, r_->comm, s);
+    return launch("ncclAllReduce", t, [&](ncclComm_t comm, cudaStream_t s) {
+      return ncclAllReduce(t.raw_data(), t.raw_data(), size_t(t.numel()), type, red, comm, s);
     });
   }
 
@@ -111,8 +135,8 @@ class NcclCommunicator final : public Communicator {
     }
     const ncclDataType_t type = nccl_type(t.dtype(), "broadcast");
     const size_t count = t.nbytes() / dtype_size(t.dtype());
-    launch("ncclBroadcast", t, [&](cudaStream_t s) {
-      return ncclBroadcast(t.raw_data(), t.raw_data(), count, type, root, r_->comm, s);
+    launch("ncclBroadcast", t, [&](ncclComm_t comm, cudaStream_t s) {
+      return ncclBroadcast(t.raw_data(), t.raw_data(), count, type, root, comm, s);
     })->wait();
   }
 
@@ -123,8 +147,8 @@ class NcclCommunicator final : public Communicator {
     dims[0] *= r_->world;
     Tensor out = Tensor::empty(Shape(dims), t.dtype(), t.device());
     const ncclDataType_t type = nccl_type(t.dtype(), "all_gather");
-    launch("ncclAllGather", out, [&](cudaStream_t s) {
-      return ncclAllGather(t.raw_data(), out.raw_data(), size_t(t.numel()), type, r_->comm, s);
+    launch("ncclAllGather", out, [&](ncclComm_t comm, cudaStream_t s) {
+      return ncclAllGather(t.raw_data(), out.raw_data(), size_t(t.numel()), type, comm, s);
     })->wait();
     return out;
   }
@@ -140,9 +164,9 @@ class NcclCommunicator final : public Communicator {
     Tensor out = Tensor::empty(Shape(dims), t.dtype(), t.device());
     const ncclDataType_t type = nccl_type(t.dtype(), "reduce_scatter");
     const ncclRedOp_t red = nccl_op(op, t.dtype());
-    launch("ncclReduceScatter", out, [&](cudaStream_t s) {
+    launch("ncclReduceScatter", out, [&](ncclComm_t comm, cudaStream_t s) {
       return ncclReduceScatter(t.raw_data(), out.raw_data(), size_t(out.numel()), type, red,
-                               r_->comm, s);
+                               comm, s);
     })->wait();
     return out;
   }
@@ -157,9 +181,9 @@ class NcclCommunicator final : public Communicator {
 
  private:
   void throw_if_aborted(const char* op) const {
-    if (r_->aborted) {
-      throw CollectiveError(std::string("NCCL ") + op + ": the group was aborted (" +
-                            r_->reason() + ")");
+    if (r_->guard.closed()) {
+      throw CollectiveError(std::string("NCCL ") + op + " on " + r_->device.to_string() +
+                            ": the group was aborted (" + r_->guard.reason() + ")");
     }
   }
 
@@ -176,24 +200,10 @@ class NcclCommunicator final : public Communicator {
     }
   }
 
-  // A nonblocking communicator's call that returned ncclInProgress (NCCL connecting to the
-  // peers on first use) completes in the background: its outcome, once known, or the abort.
-  ncclResult_t settle(ncclResult_t status, const char* what) const {
-    while (status == ncclInProgress) {
-      if (r_->aborted) {
-        throw CollectiveError(std::string("NCCL ") + what + ": the group was aborted (" +
-                              r_->reason() + ")");
-      }
-      std::this_thread::sleep_for(std::chrono::microseconds(100));
-      ncclResult_t state = ncclSuccess;
-      const ncclResult_t queried = ncclCommGetAsyncError(r_->comm, &state);
-      status = queried != ncclSuccess ? queried : state;
-    }
-    return status;
-  }
-
-  // Queues `call` on the communication stream after everything already queued on the compute
-  // stream (the tensor's producers, and earlier users of any memory the output reuses).
+  // Queues `call(comm, stream)` on the communication stream after everything already queued on
+  // the compute stream (the tensor's producers, and earlier users of any memory the output
+  // reuses). The NCCL call itself runs through the rank's guard: under its mutex, and awaited
+  // (ncclInProgress) a poll at a time, so an abort() meanwhile fails it naming the reason.
   template <typename Call>
   std::shared_ptr<Work> launch(const char* what, const Tensor& keep_alive, Call&& call) {
     const Device device = r_->device;
@@ -203,12 +213,9 @@ class NcclCommunicator final : public Communicator {
     STRATA_CUDA_CHECK(cudaEventRecord(ready, cuda::stream(device)), device.index);
     STRATA_CUDA_CHECK(cudaStreamWaitEvent(r_->comm_stream, ready, 0), device.index);
     cudaEventDestroy(ready);
-    ncclResult_t status = call(r_->comm_stream);
-    if (r_->nonblocking) status = settle(status, what);
-    check_nccl(status, what, device, r_->comm,
-               r_->nonblocking ? "another worker may have failed (see its log), or the workers "
-                                 "cannot reach each other (NCCL_DEBUG=INFO shows why)"
-                               : "");
+    const cudaStream_t stream = r_->comm_stream;
+    r_->guard.run(
+        what, [&](ncclComm* comm) { return int(call(comm, stream)); }, r_->failure_hint);
     STRATA_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), device.index);
     STRATA_CUDA_CHECK(cudaEventRecord(done, r_->comm_stream), device.index);
     return std::make_shared<NcclWork>(device, done, keep_alive);
@@ -221,6 +228,57 @@ class NcclCommunicator final : public Communicator {
 
 std::shared_ptr<Communicator> make_nccl_communicator(std::shared_ptr<NcclRank> rank) {
   return std::make_shared<NcclCommunicator>(std::move(rank));
+}
+
+void abort_comms(const std::vector<ncclComm_t>& comms) {
+  for (ncclComm_t c : comms) {
+    if (c != nullptr) ncclCommAbort(c);
+  }
+}
+
+void wait_until_connected(const std::vector<ncclComm_t>& comms,
+                          std::chrono::steady_clock::time_point deadline,
+                          const std::function<bool()>& stop, const ConnectFailure& fail) {
+  for (size_t l = 0; l < comms.size(); ++l) {
+    for (;;) {
+      ncclResult_t state = ncclInProgress;
+      const ncclResult_t queried = ncclCommGetAsyncError(comms[l], &state);
+      if (queried != ncclSuccess) state = queried;
+      if (state == ncclSuccess) break;
+      const bool given_up = state != ncclInProgress || (stop && stop()) ||
+                            std::chrono::steady_clock::now() > deadline;
+      if (given_up) {
+        const std::string last =
+            state == ncclInProgress
+                ? ""
+                : library_text_or([&] { return ncclGetLastError(comms[l]); }, "");
+        abort_comms(comms);
+        fail(int(l), state, last);
+        throw CollectiveError("NCCL set-up failed");  // fail() throws; never reached
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+}
+
+void shut_down_ranks(const std::vector<std::shared_ptr<NcclRank>>& ranks, const std::string& reason,
+                     std::chrono::milliseconds timeout) {
+  // Work already queued finishes first (its tensors are released with the streams).
+  for (const auto& rank : ranks) {
+    if (!rank->guard.live()) continue;
+    cuda::DeviceGuard guard(rank->device);
+    cudaStreamSynchronize(rank->comm_stream);
+  }
+  // Finalizing is collective: every rank starts before any is waited for.
+  for (const auto& rank : ranks) {
+    cuda::DeviceGuard guard(rank->device);
+    rank->guard.begin_shutdown(reason);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (const auto& rank : ranks) {
+    cuda::DeviceGuard guard(rank->device);
+    rank->guard.end_shutdown(deadline);
+  }
 }
 
 }  // namespace strata::distribute

@@ -19,12 +19,6 @@ constexpr const char* kSetUpFix =
     "each other (NCCL_SOCKET_IFNAME picks the network interface; NCCL_DEBUG=INFO shows why), "
     "or use CommunicationImplementation::kRing";
 
-void abort_all(const std::vector<ncclComm_t>& comms) {
-  for (ncclComm_t c : comms) {
-    if (c != nullptr) ncclCommAbort(c);
-  }
-}
-
 }  // namespace
 
 NcclCrossProcessGroup::NcclCrossProcessGroup(std::vector<Device> local_gpus, KeyValueStore& store,
@@ -39,12 +33,11 @@ NcclCrossProcessGroup::NcclCrossProcessGroup(std::vector<Device> local_gpus, Key
       options_(std::move(options)) {
   const int n = int(devices_.size());
   for (int l = 0; l < n; ++l) {
-    auto rank = std::make_shared<NcclRank>();
-    rank->rank = worker_ * n + l;
-    rank->world = num_workers_ * n;
-    rank->device = devices_[size_t(l)];
-    rank->nonblocking = true;
+    auto rank = std::make_shared<NcclRank>(worker_ * n + l, num_workers_ * n, devices_[size_t(l)]);
     rank->connect = [this] { connect(); };
+    rank->failure_hint =
+        "another worker may have failed (see its log), or the workers cannot reach each other "
+        "(NCCL_DEBUG=INFO shows why)";
     cuda::DeviceGuard guard(rank->device);
     STRATA_CUDA_CHECK(cudaStreamCreateWithFlags(&rank->comm_stream, cudaStreamNonBlocking),
                       rank->device.index);
@@ -65,46 +58,15 @@ NcclCrossProcessGroup::NcclCrossProcessGroup(std::vector<Device> local_gpus, Key
 }
 
 NcclCrossProcessGroup::~NcclCrossProcessGroup() {
-  bool live = false;
   {
     std::lock_guard<std::mutex> lock(comm_mutex_);
-    live = connected_ && !aborted_;
     aborted_ = true;  // a late abort() finds nothing to do
   }
-  for (const auto& rank : ranks_) {
-    // A communicator still held by a replica (the group is being remade) fails cleanly.
-    rank->mark_aborted("the cross-process NCCL group was destroyed");
-    rank->connect = nullptr;
-  }
+  for (const auto& rank : ranks_) rank->connect = nullptr;
   // Finalize (flush, and quiesce with the peers) then destroy; a peer that never gets there
   // leaves the communicators to ncclCommAbort after the timeout, rather than hanging the exit.
-  std::vector<ncclComm_t> comms;
-  for (const auto& rank : ranks_) comms.push_back(rank->comm);
-  if (live) {
-    bool finalized = true;
-    for (const auto& rank : ranks_) {
-      cuda::DeviceGuard guard(rank->device);
-      cudaStreamSynchronize(rank->comm_stream);
-      const ncclResult_t status = ncclCommFinalize(rank->comm);  // nonblocking: in progress
-      if (status != ncclSuccess && status != ncclInProgress) finalized = false;
-    }
-    const auto deadline = std::chrono::steady_clock::now() + timeout_;
-    for (const auto& rank : ranks_) {
-      ncclResult_t state = ncclInProgress;
-      while (finalized) {
-        if (ncclCommGetAsyncError(rank->comm, &state) != ncclSuccess) state = ncclInternalError;
-        if (state != ncclInProgress) break;
-        if (std::chrono::steady_clock::now() > deadline) break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      }
-      if (state != ncclSuccess) finalized = false;
-    }
-    if (finalized) {
-      for (ncclComm_t c : comms) ncclCommDestroy(c);
-    } else {
-      abort_all(comms);
-    }
-  }
+  // A communicator still held by a replica (the group is being remade) fails cleanly.
+  shut_down_ranks(ranks_, "the cross-process NCCL group was destroyed", timeout_);
   for (const auto& rank : ranks_) {
     cuda::DeviceGuard guard(rank->device);
     cudaStreamDestroy(rank->comm_stream);
@@ -112,19 +74,18 @@ NcclCrossProcessGroup::~NcclCrossProcessGroup() {
 }
 
 void NcclCrossProcessGroup::abort(const std::string& reason) {
-  for (const auto& rank : ranks_) rank->mark_aborted(reason);
-  std::vector<ncclComm_t> comms;
   {
     std::lock_guard<std::mutex> lock(comm_mutex_);
     if (aborted_) return;
     aborted_ = true;
     abort_reason_ = reason;
     abort_requested_ = true;  // a set-up in progress sees it and aborts its own communicators
-    if (!connected_) return;
-    for (const auto& rank : ranks_) comms.push_back(rank->comm);
   }
-  // Ends the in-flight collectives (kernels waiting for a peer that will never come).
-  abort_all(comms);
+  // Each guard waits for a call in progress on its communicator to return (nonblocking: at
+  // once), then ncclCommAbort ends the in-flight collectives (kernels waiting for a peer that
+  // will never come) and the replicas waiting for them fail naming `reason`. A rank not yet
+  // connected is only marked: the set-up aborts its communicator when it publishes it.
+  for (const auto& rank : ranks_) rank->guard.abort(reason);
 }
 
 std::shared_ptr<Communicator> NcclCrossProcessGroup::communicator(int local_rank) {
@@ -196,30 +157,22 @@ void NcclCrossProcessGroup::connect_now() {
     check_nccl(status, init, devices_[0], nullptr, kSetUpFix);
     check_nccl(end, "ncclGroupEnd after " + init, devices_[0], nullptr, kSetUpFix);
   } catch (...) {
-    abort_all(comms);
+    abort_comms(comms);
     throw;
   }
-  const auto deadline = std::chrono::steady_clock::now() + timeout_;
-  for (int l = 0; l < n; ++l) {
-    for (;;) {
-      ncclResult_t state = ncclInProgress;
-      const ncclResult_t queried = ncclCommGetAsyncError(comms[size_t(l)], &state);
-      if (queried != ncclSuccess) state = queried;
-      if (state == ncclSuccess) break;
-      if (state != ncclInProgress) {
-        const std::string last = library_text_or([&] { return ncclGetLastError(comms[size_t(l)]); }, "");
-        abort_all(comms);
-        check_nccl(state, init, devices_[size_t(l)], nullptr,
-                   (last.empty() ? "" : "(" + last + "); ") + kSetUpFix);
-      }
-      if (abort_requested_) {
-        abort_all(comms);
-        std::lock_guard<std::mutex> lock(comm_mutex_);
-        throw CollectiveError("cross-process NCCL set-up (" + where +
-                              "): aborted while connecting (" + abort_reason_ + ")");
-      }
-      if (std::chrono::steady_clock::now() > deadline) {
-        abort_all(comms);
+  const auto aborted_while_connecting = [&] {
+    std::lock_guard<std::mutex> lock(comm_mutex_);
+    return CollectiveError("cross-process NCCL set-up (" + where +
+                           "): aborted while connecting (" + abort_reason_ + ")");
+  };
+  wait_until_connected(
+      comms, std::chrono::steady_clock::now() + timeout_, [&] { return bool(abort_requested_); },
+      [&](int l, ncclResult_t state, const std::string& last) {
+        if (state != ncclInProgress) {
+          check_nccl(state, init, devices_[size_t(l)], nullptr,
+                     (last.empty() ? "" : "(" + last + "); ") + kSetUpFix);
+        }
+        if (abort_requested_) throw aborted_while_connecting();
         const std::string missing = nccl_workers_missing(store_, num_workers_, options_);
         throw CoordinationError(
             "cross-process NCCL set-up (" + where + "): not every worker's GPUs joined the " +
@@ -230,18 +183,22 @@ void NcclCrossProcessGroup::connect_now() {
                              : missing + " never reached the set-up (failed or still starting: "
                                "see its log), or ") +
             kSetUpFix);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      });
+  // Hand each communicator to its rank's guard; one aborted meanwhile aborts it there (then
+  // every communicator of this set-up ends aborted: abort() marks every guard).
+  bool published = true;
+  for (int l = 0; l < n; ++l) {
+    if (!ranks_[size_t(l)]->guard.publish(comms[size_t(l)])) published = false;
+  }
+  if (!published) {
+    std::string reason;
+    {
+      std::lock_guard<std::mutex> lock(comm_mutex_);
+      reason = abort_reason_;
     }
+    for (const auto& rank : ranks_) rank->guard.abort(reason);  // those abort() has not reached
+    throw aborted_while_connecting();
   }
-  std::lock_guard<std::mutex> lock(comm_mutex_);
-  if (aborted_) {
-    abort_all(comms);
-    throw CollectiveError("cross-process NCCL set-up (" + where + "): aborted while connecting (" +
-                          abort_reason_ + ")");
-  }
-  for (int l = 0; l < n; ++l) ranks_[size_t(l)]->comm = comms[size_t(l)];
-  connected_ = true;
 }
 
 std::unique_ptr<CommunicatorGroup> make_cross_process_nccl_group(

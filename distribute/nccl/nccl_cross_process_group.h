@@ -8,7 +8,9 @@
 // worker waits for it; then each worker makes its ranks in one ncclGroupStart /
 // ncclCommInitRankConfig per GPU / ncclGroupEnd. The communicators are nonblocking, so the
 // set-up waits for the other workers at most the timeout and abort() can end it (or a
-// collective waiting for a worker that is gone) from another thread: ncclCommAbort.
+// collective waiting for a worker that is gone) from another thread: ncclCommAbort, through
+// each rank's NcclCommGuard (distribute/nccl_comm_guard.h), so that no replica thread's call
+// ever sees the communicator freed.
 // Internal to distribute/ (the header itself includes no NCCL or CUDA header).
 #pragma once
 
@@ -60,9 +62,8 @@ class NcclCrossProcessGroup final : public CommunicatorGroup {
   std::mutex connect_mutex_;  // held while connecting: one set-up for all local ranks
   std::atomic<bool> connect_done_{false};
   std::exception_ptr connect_error_;
-  std::mutex comm_mutex_;  // orders publishing the communicators against abort()
-  bool connected_ = false;
-  bool aborted_ = false;
+  std::mutex comm_mutex_;  // guards aborted_ and abort_reason_
+  bool aborted_ = false;   // abort() ran, or the group is being destroyed
   std::atomic<bool> abort_requested_{false};
   std::string abort_reason_;
 };

@@ -69,10 +69,6 @@ STRATA_FORWARDER ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_
   STRATA_FORWARD_TO(nccl_library(), ncclCommGetAsyncError, comm, asyncError);
 }
 
-STRATA_FORWARDER ncclResult_t ncclCommInitAll(ncclComm_t* comm, int ndev, const int* devlist) {
-  STRATA_FORWARD_TO(nccl_library(), ncclCommInitAll, comm, ndev, devlist);
-}
-
 STRATA_FORWARDER ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks,
                                                       ncclUniqueId commId, int rank,
                                                       ncclConfig_t* config) {

@@ -1,5 +1,6 @@
 #include "distribute/nccl/nccl_group.h"
 
+#include <chrono>
 #include <string>
 
 #include "distribute/nccl/nccl_communicator.h"
@@ -10,43 +11,87 @@
 
 namespace strata::distribute {
 
+namespace {
+
+// How long the GPUs of one process may take to connect, and to quiesce at the end: far more than
+// they need (seconds); past it, something is broken and an error beats a hang.
+constexpr std::chrono::seconds kLocalTimeout{120};
+
+}  // namespace
+
 NcclGroup::NcclGroup(std::vector<Device> devices) : devices_(std::move(devices)) {
   const int n = int(devices_.size());
-  std::vector<int> ordinals;
-  for (const Device& d : devices_) ordinals.push_back(d.index);
+  std::string names;
+  for (const Device& d : devices_) names += (names.empty() ? "" : ", ") + d.to_string();
+  const std::string what = "NCCL set-up of " + std::to_string(n) + " GPU(s) (" + names + ")";
+  // ncclCommInitAll would make blocking communicators, whose first collective can block the
+  // host (connecting to the other ranks) where abort() could not reach it without freeing the
+  // communicator under the call (NcclCommGuard). So: ncclCommInitAll's own steps (one unique id,
+  // one ncclCommInitRankConfig per GPU in one group), nonblocking.
+  ncclUniqueId id;
+  {
+    cuda::DeviceGuard guard(devices_[0]);
+    check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId (" + what + ")", devices_[0]);
+  }
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
   std::vector<ncclComm_t> comms(size_t(n), nullptr);
-  check_nccl(ncclCommInitAll(comms.data(), n, ordinals.data()), "ncclCommInitAll", devices_[0]);
+  check_nccl(ncclGroupStart(), "ncclGroupStart (" + what + ")", devices_[0]);
+  ncclResult_t status = ncclSuccess;
+  for (int r = 0; r < n && (status == ncclSuccess || status == ncclInProgress); ++r) {
+    cuda::DeviceGuard guard(devices_[size_t(r)]);
+    status = ncclCommInitRankConfig(&comms[size_t(r)], n, id, r, &config);
+  }
+  const ncclResult_t end = ncclGroupEnd();
+  try {
+    check_nccl(status, "ncclCommInitRankConfig (" + what + ")", devices_[0]);
+    check_nccl(end, "ncclGroupEnd (" + what + ")", devices_[0]);
+  } catch (...) {
+    abort_comms(comms);
+    throw;
+  }
+  wait_until_connected(comms, std::chrono::steady_clock::now() + kLocalTimeout, nullptr,
+                       [&](int r, ncclResult_t state, const std::string& last) {
+                         check_nccl(state, "ncclCommInitRankConfig (" + what + ")",
+                                    devices_[size_t(r)], nullptr, last);
+                         throw CollectiveError(what + ": the GPUs did not connect within " +
+                                               std::to_string(kLocalTimeout.count()) +
+                                               " s (NCCL_DEBUG=INFO shows why)");
+                       });
   for (int r = 0; r < n; ++r) {
-    auto rank = std::make_shared<NcclRank>();
-    rank->rank = r;
-    rank->world = n;
-    rank->device = devices_[size_t(r)];
-    rank->comm = comms[size_t(r)];
-    cuda::DeviceGuard guard(rank->device);
-    STRATA_CUDA_CHECK(cudaStreamCreateWithFlags(&rank->comm_stream, cudaStreamNonBlocking),
-                      rank->device.index);
+    auto rank = std::make_shared<NcclRank>(r, n, devices_[size_t(r)]);
+    rank->guard.publish(comms[size_t(r)]);  // nothing can have aborted it yet
     ranks_.push_back(rank);
     communicators_.push_back(make_nccl_communicator(rank));
+  }
+  try {
+    for (const auto& rank : ranks_) {
+      cuda::DeviceGuard guard(rank->device);
+      STRATA_CUDA_CHECK(cudaStreamCreateWithFlags(&rank->comm_stream, cudaStreamNonBlocking),
+                        rank->device.index);
+    }
+  } catch (const std::exception& e) {
+    // No destructor runs for a constructor that throws: end what was made here.
+    for (const auto& rank : ranks_) {
+      rank->guard.abort(e.what());
+      if (rank->comm_stream != nullptr) cudaStreamDestroy(rank->comm_stream);
+    }
+    throw;
   }
 }
 
 NcclGroup::~NcclGroup() {
+  shut_down_ranks(ranks_, "the NCCL group was destroyed", kLocalTimeout);
   for (const auto& rank : ranks_) {
     cuda::DeviceGuard guard(rank->device);
-    if (!rank->aborted) {
-      cudaStreamSynchronize(rank->comm_stream);
-      ncclCommDestroy(rank->comm);
-    }
     cudaStreamDestroy(rank->comm_stream);
   }
 }
 
 void NcclGroup::abort(const std::string& reason) {
-  for (const auto& rank : ranks_) {
-    if (!rank->mark_aborted(reason)) continue;
-    // Ends the rank's in-flight collectives (kernels waiting for a peer that will never come).
-    ncclCommAbort(rank->comm);
-  }
+  // Ends the ranks' in-flight collectives (kernels waiting for a replica that has given up);
+  // through the guards, so no replica thread's call sees a communicator freed.
+  for (const auto& rank : ranks_) rank->guard.abort(reason);
 }
 
 std::shared_ptr<Communicator> NcclGroup::communicator(int rank) {

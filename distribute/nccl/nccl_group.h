@@ -1,6 +1,8 @@
 // NcclGroup: the communicators of replicas that are threads of one process, one GPU each
-// (MirroredStrategy over local GPUs). ncclCommInitAll creates them together; each replica thread
-// then calls the collectives of its own rank, which NCCL runs as one operation across the GPUs.
+// (MirroredStrategy over local GPUs), made together (nonblocking: ncclCommInitRankConfig per GPU
+// in one NCCL group); each replica thread then calls the collectives of its own rank, which NCCL
+// runs as one operation across the GPUs. abort() (a replica failed) ends the others'
+// collectives through each rank's NcclCommGuard.
 //
 // Streams and the collectives: nccl_communicator.h.
 // Internal to distribute/.
