@@ -57,15 +57,17 @@ std::string dialable_address(const std::string& host_port) {
 }
 
 bool is_loopback_host(const std::string& host) {
-  if (is_localhost(host)) return true;
-  const std::string ip = canonical_ip(host);
+  const std::string name = folded_name(host);  // also "127.0.0.1." and "LOCALHOST"
+  if (is_localhost(name)) return true;
+  const std::string ip = canonical_ip(name);
   return ip == "127.0.0.1" || ip == "::1" || ip == "::ffff:127.0.0.1";
 }
 
 std::string comparable_host(const std::string& host) {
-  if (is_loopback_host(host)) return "localhost";
-  const std::string ip = canonical_ip(host);
-  return ip.empty() ? folded_name(host) : ip;
+  const std::string name = folded_name(host);
+  if (is_loopback_host(name)) return "localhost";
+  const std::string ip = canonical_ip(name);
+  return ip.empty() ? name : ip;
 }
 
 }  // namespace strata::distribute

@@ -732,7 +732,8 @@ TEST(ClusterAddresses, PortZeroIsAnErrorNamingTheTask) {
 TEST(ClusterAddresses, LoopbackSpellingsAreOneAddress) {
   const std::vector<std::string> same{"localhost:20000", "127.0.0.1:20000", "[::1]:20000",
                                       "LOCALHOST:20000", "localhost.:20000",
-                                      "[0:0:0:0:0:0:0:1]:20000", "w0.localhost:20000"};
+                                      "[0:0:0:0:0:0:0:1]:20000", "w0.localhost:20000",
+                                      "127.0.0.1.:20000"};
   for (size_t i = 0; i < same.size(); ++i) {
     for (size_t j = 0; j < same.size(); ++j) {
       if (i == j) continue;
