@@ -5,6 +5,7 @@
 #include "distribute/cluster_resolver/cluster_resolver.h"
 #include "distribute/cluster_resolver/cluster_roles.h"
 #include "distribute/cluster_resolver/cluster_spec.h"
+#include "distribute/cluster_resolver/run_config.h"
 #include "distribute/cluster_resolver/slurm_cluster_resolver.h"
 #include "distribute/cluster_resolver/tfconfig_cluster_resolver.h"
 #include "distribute/cross_device_ops.h"

@@ -24,9 +24,12 @@ std::chrono::milliseconds millis(double seconds) {
   return std::chrono::milliseconds(int64_t(seconds * 1000.0));
 }
 
-// The training tasks in worker order: chief (or master) first, then the workers.
-std::vector<CoordinationTask> training_tasks(const ClusterSpec& spec, const char* who) {
-  const int n = worker_count(spec, "worker");
+// The training tasks in worker order: chief (or master) first, then the workers; counted as
+// `task_type` (this task's: chief, master or worker) sees them, since a cluster may have no
+// "worker" job.
+std::vector<CoordinationTask> training_tasks(const ClusterSpec& spec, const std::string& task_type,
+                                             const char* who) {
+  const int n = worker_count(spec, task_type);
   std::vector<CoordinationTask> tasks(static_cast<size_t>(n));
   for (const char* job : {"chief", "master", "worker"}) {
     if (!spec.has_job(job)) continue;
@@ -93,7 +96,7 @@ std::unique_ptr<WorkerCluster> WorkerCluster::join(const ClusterResolver& resolv
                                     : "an evaluator evaluates checkpoints on its own") +
                      ": leave it out of the training cluster or start it without this strategy");
   }
-  const std::vector<CoordinationTask> tasks = training_tasks(spec, who);
+  const std::vector<CoordinationTask> tasks = training_tasks(spec, *type, who);
   if (tasks.size() <= 1) return nullptr;
 
   std::unique_ptr<WorkerCluster> cluster(new WorkerCluster());

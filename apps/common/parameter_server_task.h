@@ -1,8 +1,9 @@
 // What the apps do with --distribution_strategy parameter_server: every task of the job runs the
 // same command, and TF_CONFIG says which part it plays (TensorFlow's "the same image and entry
 // point; branch on TF_CONFIG"): a ps or worker task serves until the coordinator ends the job,
-// an evaluator evaluates checkpoints, and the chief (or master; without either, worker 0, which
-// also serves as a worker) trains with ParameterServerStrategy and fit(DatasetCreator).
+// an evaluator evaluates checkpoints (its TF_CONFIG needs no cluster: is_evaluator_task), and the
+// chief (or master; without either, worker 0, which also serves as a worker) trains with
+// ParameterServerStrategy and fit(DatasetCreator).
 #pragma once
 
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include <strata/strata.h>
 
 #include "apps/common/flag_error.h"
+#include "apps/common/strategy_setup.h"
 #include "distribute/parameter_server/parameter_server_strategy.h"
 #include "distribute/parameter_server/ps_roles.h"
 #include "distribute/parameter_server/server.h"
@@ -61,10 +63,7 @@ inline ParameterServerTask parameter_server_task(const std::string& model_dir) {
   task.cluster = resolver.cluster_spec();
   std::printf("Parameter-server job: %s\n", task.role.describe().c_str());
   std::fflush(stdout);
-  if (task.evaluates() && model_dir.empty()) {
-    throw FlagError("the evaluator task evaluates the checkpoints the chief writes to "
-                    "--model_dir: give it (and the chief) --model_dir");
-  }
+  if (task.evaluates()) check_evaluator_model_dir(model_dir);
   if (task.role.also_worker) {
     task.own_worker = std::make_unique<strata::distribute::Server>(task.cluster, "worker", 0);
   }

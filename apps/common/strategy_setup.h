@@ -12,6 +12,7 @@
 #include <strata/strata.h>
 
 #include "apps/common/flags.h"
+#include "distribute/cluster_resolver/tfconfig_cluster_resolver.h"
 #include "distribute/parameter_server/parameter_server_strategy.h"
 
 namespace apps {
@@ -56,6 +57,33 @@ inline void check_replica_flags(const std::string& strategy, int64_t num_cpu_rep
                     "; run `strata-info` to list devices, or use --num_gpus=" +
                     std::to_string(visible));
   }
+}
+
+// FlagError unless the evaluator task has --model_dir, where the chief writes the checkpoints it
+// evaluates.
+inline void check_evaluator_model_dir(const std::string& model_dir) {
+  if (model_dir.empty()) {
+    throw FlagError("the evaluator task evaluates the checkpoints the chief writes to "
+                    "--model_dir: give it (and the chief) --model_dir");
+  }
+}
+
+// The evaluator of a multi-process job (TensorFlow's side-car evaluator): under
+// --distribution_strategy parameter_server or multi_worker_mirrored, a task whose TF_CONFIG names
+// it {"type": "evaluator"} trains nothing and makes no strategy; it evaluates the checkpoints the
+// chief writes under --model_dir. Its TF_CONFIG may list the whole cluster, only the evaluator
+// ({"cluster": {"evaluator": ["host7:2222"]}, ...}), or no cluster at all (the Keras tutorial:
+// "the cluster part in the evaluator's TF_CONFIG is optional"). The library's ValueError for a
+// TF_CONFIG that does not validate; FlagError without --model_dir (check_evaluator_model_dir).
+inline bool is_evaluator_task(const std::string& strategy, const std::string& model_dir) {
+  if (strategy != "parameter_server" && strategy != "multi_worker_mirrored") return false;
+  const char* tf_config = std::getenv("TF_CONFIG");
+  if (tf_config == nullptr || *tf_config == '\0') return false;
+  const strata::distribute::TFConfigClusterResolver resolver;
+  if (resolver.task_type() != "evaluator") return false;
+  resolver.validate();
+  check_evaluator_model_dir(model_dir);
+  return true;
 }
 
 // Where a model runs without a strategy ("off"): /gpu:0 when --num_gpus >= 1, else /cpu:0.

@@ -111,7 +111,10 @@ static int run(int argc, char** argv) {
       return 0;
     }
   }
-  const bool evaluator = ps_task && ps_task->evaluates();
+  // The job's evaluator (parameter_server or multi_worker_mirrored) trains nothing: it evaluates
+  // the checkpoints the chief writes, without a strategy.
+  const bool evaluator = ps_task ? ps_task->evaluates()
+                                 : apps::is_evaluator_task(o.distribution_strategy, o.model_dir);
 
   // --model_dir before any work: an unusable one is an error now, not after an epoch; the lock
   // keeps a second run off it for as long as this one lives.
@@ -129,11 +132,12 @@ static int run(int argc, char** argv) {
   // The strategy comes before any variable; the global batch must split evenly over its
   // replicas (the library's ValueError otherwise, before the data is read).
   const std::shared_ptr<distribute::Strategy> strategy =
-      parameter_server ? (evaluator ? nullptr : ps_task->strategy())
-                       : apps::make_strategy(o.distribution_strategy, o.num_cpu_replicas,
-                                             o.num_gpus);
+      evaluator          ? nullptr
+      : parameter_server ? ps_task->strategy()
+                         : apps::make_strategy(o.distribution_strategy, o.num_cpu_replicas,
+                                               o.num_gpus);
   const bool chief = !strategy || strategy->should_checkpoint();
-  if (!o.model_dir.empty() && multi_worker && chief) lock = claim();
+  if (!o.model_dir.empty() && multi_worker && chief && !evaluator) lock = claim();
   const Device off_device = apps::default_device_for(o.num_gpus);
   std::printf("Strategy: %s\n",
               apps::describe_strategy(strategy.get(), o.batch_size, off_device).c_str());

@@ -164,7 +164,10 @@ static int run(int argc, char** argv) {
       return 0;
     }
   }
-  const bool evaluator = ps_task && ps_task->evaluates();
+  // The job's evaluator (parameter_server or multi_worker_mirrored) trains nothing: it evaluates
+  // the checkpoints the chief writes, without a strategy.
+  const bool evaluator = ps_task ? ps_task->evaluates()
+                                 : apps::is_evaluator_task(o.distribution_strategy, o.model_dir);
 
   // Workers of one multi-worker job share it: the chief locks it once the strategy says who
   // that is, and the others write only to their own workertemp_<i> folders.
@@ -183,13 +186,14 @@ static int run(int argc, char** argv) {
   } else if (o.distribution_strategy == "mirrored" && o.all_reduce_alg == "nccl") {
     cross_device_ops = std::make_shared<distribute::NcclAllReduce>(o.num_packs);
   }
-  // (The evaluator of a parameter-server job evaluates without a strategy.)
+  // (The job's evaluator evaluates without a strategy.)
   const std::shared_ptr<distribute::Strategy> strategy =
-      parameter_server ? (evaluator ? nullptr : ps_task->strategy())
-                       : apps::make_strategy(o.distribution_strategy, o.num_cpu_replicas,
-                                             o.num_gpus, cross_device_ops);
+      evaluator          ? nullptr
+      : parameter_server ? ps_task->strategy()
+                         : apps::make_strategy(o.distribution_strategy, o.num_cpu_replicas,
+                                               o.num_gpus, cross_device_ops);
   const bool chief = !strategy || strategy->should_checkpoint();
-  if (!o.model_dir.empty() && !o.eval_only && multi_worker && chief) lock = claim();
+  if (!o.model_dir.empty() && !o.eval_only && multi_worker && chief && !evaluator) lock = claim();
   const Device off_device = apps::default_device_for(o.num_gpus);
   // The global batch must split evenly over the replicas: the library's error, before any work.
   std::printf("Strategy: %s\n",

@@ -1,7 +1,13 @@
 #include "distribute/cluster_resolver/cluster_spec.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <cctype>
+#include <cstdio>
 #include <utility>
 
+#include "distribute/loopback_address.h"
 #include "framework/config/json.h"
 #include "framework/core/error.h"
 
@@ -10,6 +16,21 @@ namespace {
 
 std::string task_name(const std::string& job, int index) {
   return job + " " + std::to_string(index);
+}
+
+bool is_ipv6_literal(const std::string& host) {
+  const std::string address = host.substr(0, host.find('%'));  // without a zone ("%eth0")
+  in6_addr ignored{};
+  return !address.empty() && inet_pton(AF_INET6, address.c_str(), &ignored) == 1;
+}
+
+// "a space", "'/'", "the byte 0x07": the character as an error message names it.
+std::string describe_char(char c) {
+  if (c == ' ') return "a space";
+  if (std::isprint(static_cast<unsigned char>(c))) return std::string("'") + c + "'";
+  char hex[8];
+  std::snprintf(hex, sizeof hex, "0x%02x", static_cast<unsigned char>(c));
+  return std::string("the byte ") + hex;
 }
 
 }  // namespace
@@ -23,24 +44,52 @@ std::optional<int> parse_count(const std::string& text) {
 
 HostPort parse_host_port(const std::string& address, const std::string& what) {
   const std::string fix = "; write it as host:port, e.g. \"localhost:20000\" or \"[::1]:20000\"";
+  const std::string quoted = "\"" + address + "\"";
+  const size_t scheme = address.find("://");
+  if (scheme != std::string::npos) {
+    throw ValueError(what + ": address " + quoted + " starts with a scheme (\"" +
+                     address.substr(0, scheme + 3) + "\"); a cluster address is host:port "
+                     "without one (TF_CONFIG's \"rpc_layer\" names the protocol)" + fix);
+  }
   const size_t colon = address.rfind(':');
   if (colon == std::string::npos) {
-    throw ValueError(what + ": address \"" + address + "\" has no port" + fix);
+    throw ValueError(what + ": address " + quoted + " has no port" + fix);
   }
   HostPort hp;
   hp.host = address.substr(0, colon);
   const std::string port = address.substr(colon + 1);
-  if (hp.host.size() >= 2 && hp.host.front() == '[' && hp.host.back() == ']') {
+  const bool bracketed = hp.host.size() >= 2 && hp.host.front() == '[' && hp.host.back() == ']';
+  if (bracketed) {
     hp.host = hp.host.substr(1, hp.host.size() - 2);  // IPv6 in brackets
+    if (!hp.host.empty() && !is_ipv6_literal(hp.host)) {
+      throw ValueError(what + ": address " + quoted + " has \"[" + hp.host +
+                       "]\" for a host, which is not an IPv6 address" + fix);
+    }
   } else if (hp.host.find(':') != std::string::npos) {
-    throw ValueError(what + ": address \"" + address +
-                     "\" is ambiguous (an IPv6 host must be in brackets)" + fix);
+    throw ValueError(what + ": address " + quoted +
+                     " is ambiguous (an IPv6 host must be in brackets)" + fix);
   }
-  if (hp.host.empty()) throw ValueError(what + ": address \"" + address + "\" has no host" + fix);
+  if (hp.host.empty()) throw ValueError(what + ": address " + quoted + " has no host" + fix);
+  if (!bracketed) {
+    const size_t bad = hp.host.find_first_not_of(
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_");
+    if (bad != std::string::npos) {
+      throw ValueError(what + ": address " + quoted + " has host \"" + hp.host +
+                       "\", which holds " + describe_char(hp.host[bad]) +
+                       "; a host is a name (letters, digits, '.', '-', '_') or an IP address, "
+                       "without a scheme such as \"grpc://\" or a path" + fix);
+    }
+  }
   const std::optional<int> number = parse_count(port);
   if (!number || *number > 65535) {
-    throw ValueError(what + ": the port of address \"" + address + "\" is \"" + port +
-                     "\", not a number in [0, 65535]" + fix);
+    throw ValueError(what + ": the port of address " + quoted + " is \"" + port +
+                     "\", not a number in [1, 65535]" + fix);
+  }
+  if (*number == 0) {
+    throw ValueError(what + ": address " + quoted + " has port 0, which would let the server "
+                     "pick any free port, one the other tasks cannot know to dial; give every "
+                     "task a fixed port in [1, 65535] (strata-launch picks free ones for a job "
+                     "on this machine)");
   }
   hp.port = *number;
   return hp;
@@ -60,7 +109,9 @@ ClusterSpec::ClusterSpec(std::map<std::string, std::map<int, std::string>> jobs)
 }
 
 void ClusterSpec::check() const {
-  std::map<std::string, std::string> owner;  // address -> task using it
+  // "host:port" as compared (comparable_host: every loopback spelling is one) -> the task using it
+  // and the address as written.
+  std::map<std::string, std::pair<std::string, std::string>> owner;
   for (const auto& [job, tasks] : jobs_) {
     if (job.empty()) throw ValueError("ClusterSpec: a job has an empty name; name it, e.g. \"worker\"");
     for (const auto& [index, address] : tasks) {
@@ -68,13 +119,25 @@ void ClusterSpec::check() const {
         throw ValueError("ClusterSpec: job '" + job + "' has task index " +
                          std::to_string(index) + "; task indices are >= 0");
       }
-      parse_host_port(address, "ClusterSpec: task " + task_name(job, index));
-      const auto [it, fresh] = owner.emplace(address, task_name(job, index));
-      if (!fresh) {
-        throw ValueError("ClusterSpec: tasks " + it->second + " and " + task_name(job, index) +
+      const HostPort hp = parse_host_port(address, "ClusterSpec: task " + task_name(job, index));
+      const std::string key = comparable_host(hp.host) + "|" + std::to_string(hp.port);
+      const auto [it, fresh] = owner.emplace(key, std::make_pair(task_name(job, index), address));
+      if (fresh) continue;
+      const auto& [other, other_address] = it->second;
+      if (other_address == address) {
+        throw ValueError("ClusterSpec: tasks " + other + " and " + task_name(job, index) +
                          " both have address \"" + address +
                          "\"; every task needs its own host:port");
       }
+      throw ValueError("ClusterSpec: tasks " + other + " (\"" + other_address + "\") and " +
+                       task_name(job, index) + " (\"" + address + "\") have the same address" +
+                       (comparable_host(hp.host) == "localhost"
+                            ? " (localhost, 127.0.0.1 and [::1] are all this machine's loopback "
+                              "interface)"
+                        : is_ipv6_literal(hp.host)
+                            ? " (one IPv6 address, written two ways)"
+                            : " (host names ignore case and a final '.')") +
+                       "; every task needs its own host:port");
     }
   }
 }

@@ -6,9 +6,14 @@
 //   spec.task_address("worker", 1);   // "host1:2222"
 //   spec.num_tasks("worker");         // 2
 //
-// Every address is checked when the spec is made: "host:port" (an IPv6 host in brackets,
-// "[::1]:2222"), a port that is a number in [0, 65535] (0 asks the server to pick one, for
-// tests), and no address used by two tasks. A violation is a ValueError naming the task.
+// Every address is checked when the spec is made, and a violation is a ValueError naming the
+// task: "host:port", the host a name (letters, digits, '.', '-', '_') or an IP address (IPv6 in
+// brackets, "[::1]:2222"), the port a number in [1, 65535]. Port 0 (for a server, "any free
+// port") is refused: the other tasks could not know which port to dial. No two tasks may share an
+// address, compared as loopback_address.h's comparable_host does: "localhost:2222",
+// "127.0.0.1:2222" and "[::1]:2222" are one address, host names ignore case, and no other name
+// is resolved (a name may not resolve until its pod starts; TensorFlow does not resolve them
+// either).
 #pragma once
 
 #include <map>
@@ -62,7 +67,8 @@ class ClusterSpec {
 // indices, ports and Slurm's counts are written as (no sign, no spaces, nothing after).
 std::optional<int> parse_count(const std::string& text);
 
-// Splits "host:port" into host and port; ValueError naming `what` and the fix when it is not.
+// Splits "host:port" into host and port; ValueError naming `what` and the fix when it is not one
+// (the rules above: a valid host, a port in [1, 65535]).
 struct HostPort {
   std::string host;
   int port = 0;

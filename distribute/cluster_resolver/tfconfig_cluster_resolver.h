@@ -10,9 +10,11 @@
 // "task.index" a number or a string of digits. "session_master", when present, is master().
 // Explicit task type/id, rpc layer and environment given to the constructor (or set later)
 // override TF_CONFIG's. TF_CONFIG unset or "{}" means a single task with an empty cluster.
-// Malformed JSON, a "cluster" or "task" of the wrong shape, or a bad address is a ValueError
-// naming TF_CONFIG, what is wrong and the fix; validate() also checks that this task is in the
-// cluster (cluster_roles.h).
+// Malformed JSON, a "cluster" or "task" of the wrong shape, or a bad address (cluster_spec.h: port
+// 0, a port outside [1, 65535], no host, two tasks on one address) is a ValueError naming
+// TF_CONFIG, the task, what is wrong and the fix; validate() also checks the cluster's jobs and
+// this task's place in it (cluster_roles.h). The evaluator's "cluster" is optional, as in the
+// Keras tutorial: {"task": {"type": "evaluator", "index": 0}} alone validates.
 #pragma once
 
 #include "distribute/cluster_resolver/cluster_resolver.h"
@@ -50,8 +52,8 @@ class TFConfigClusterResolver : public ClusterResolver {
   void set_task_id(int v) { overrides_.task_id_ = v; }
   void set_rpc_layer(std::string v) { overrides_.rpc_layer_ = std::move(v); }
 
-  // ValueError unless the task type and id are known and name a task of the cluster
-  // (validate_task): what a multi-process strategy checks before it starts.
+  // ValueError unless the task type and id are known and name a task of the cluster, or the
+  // evaluator (validate_task): what a multi-process strategy checks before it starts.
   void validate() const;
 
  private:

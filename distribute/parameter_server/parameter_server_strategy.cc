@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "distribute/coordination/key_value_store.h"
+#include "distribute/parameter_server/ps_roles.h"
 #include "distribute/parameter_server/ps_trainer.h"
 #include "distribute/parameter_server/remote_variable.h"
 #include "distribute/parameter_server/sharded_variable.h"
@@ -12,6 +13,15 @@
 #include "framework/strategy/batch_split.h"
 
 namespace strata::distribute {
+namespace {
+
+// The resolver's cluster once it passes TensorFlow's checks (ps_roles.h).
+ClusterSpec verified_cluster(const ClusterResolver& resolver) {
+  validate_parameter_server_cluster(resolver);
+  return resolver.cluster_spec();
+}
+
+}  // namespace
 
 std::string job_task_name(const std::string& job, int index) {
   return "/job:" + job + "/replica:0/task:" + std::to_string(index);
@@ -20,7 +30,7 @@ std::string job_task_name(const std::string& job, int index) {
 ParameterServerStrategy::ParameterServerStrategy(
     const ClusterResolver& cluster_resolver,
     std::shared_ptr<const Partitioner> variable_partitioner, ParameterServerOptions options)
-    : ParameterServerStrategy(cluster_resolver.cluster_spec(), std::move(variable_partitioner),
+    : ParameterServerStrategy(verified_cluster(cluster_resolver), std::move(variable_partitioner),
                               options) {}
 
 ParameterServerStrategy::ParameterServerStrategy(

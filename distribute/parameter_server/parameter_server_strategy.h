@@ -34,7 +34,8 @@ class ParameterServerTraining;
 
 class ParameterServerStrategy : public Strategy {
  public:
-  // The cluster must have a "ps" and a "worker" job. ValueError naming what is missing.
+  // The cluster must have a "ps" and a "worker" job. ValueError naming what is missing; from a
+  // resolver, also TensorFlow's other checks (validate_parameter_server_cluster, ps_roles.h).
   // With a `variable_partitioner` (FixedShards / MinSize / MaxSize, partitioners.h), a variable
   // of two or more rows that it splits becomes a ShardedVariable whose shards are placed
   // round-robin like variables.

@@ -1,6 +1,7 @@
 // Cluster resolvers: TensorFlow's own test cases (tfconfig_cluster_resolver_test.py,
-// slurm_cluster_resolver_test.py, multi_worker_util_test.py) ported, plus the errors a
-// malformed TF_CONFIG or Slurm environment must give.
+// slurm_cluster_resolver_test.py) ported, plus the errors a malformed TF_CONFIG or Slurm
+// environment must give. multi_worker_util_test.py, tf.estimator's run_config_test.py and the
+// parameter-server cluster checks are ported in test_tf_config_conformance.cc.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -11,6 +12,7 @@
 #include "distribute/cluster_resolver/cluster_roles.h"
 #include "distribute/cluster_resolver/slurm_cluster_resolver.h"
 #include "distribute/cluster_resolver/tfconfig_cluster_resolver.h"
+#include "tests/distribute/scoped_environment.h"
 #include "tests/support/test_helpers.h"
 
 namespace strata::testing {
@@ -22,32 +24,7 @@ using distribute::SlurmClusterResolverOptions;
 using distribute::TFConfigClusterResolver;
 using distribute::TFConfigClusterResolverOptions;
 
-// Sets environment variables for the scope and puts back what was there before.
-class ScopedEnv {
- public:
-  ScopedEnv(std::initializer_list<std::pair<std::string, std::optional<std::string>>> vars) {
-    for (const auto& [name, value] : vars) {
-      const char* old = std::getenv(name.c_str());
-      saved_[name] = old ? std::optional<std::string>(old) : std::nullopt;
-      set(name, value);
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-  ~ScopedEnv() {
-    for (const auto& [name, value] : saved_) set(name, value);
-  }
-
- private:
-  static void set(const std::string& name, const std::optional<std::string>& value) {
-    if (value) {
-      setenv(name.c_str(), value->c_str(), 1);
-    } else {
-      unsetenv(name.c_str());
-    }
-  }
-  std::map<std::string, std::optional<std::string>> saved_;
-};
+using ScopedEnv = ScopedEnvironment;
 
 const char* kPsWorkerCluster = R"({
   "cluster": {"ps": ["ps0:2222", "ps1:2222"],
@@ -250,7 +227,7 @@ TEST(TFConfigClusterResolver, BadAddressesAreValueErrorsNamingTheTask) {
   {
     ScopedEnv env{{"TF_CONFIG", R"({"cluster": {"worker": ["localhost:70000"]}})"}};
     expect_error<ValueError>([] { TFConfigClusterResolver().cluster_spec(); },
-                             {"70000", "[0, 65535]"});
+                             {"70000", "[1, 65535]"});
   }
   {
     ScopedEnv env{{"TF_CONFIG", R"({"cluster": {"chief": ["h:1"], "worker": ["h:2", "h:1"]}})"}};
@@ -296,7 +273,7 @@ TEST(TFConfigClusterResolver, ValidateNamesTheTaskMissingFromTheCluster) {
   }
 }
 
-// --- multi_worker_util_test.py ---
+// --- cluster_roles.h on the clusters above (TensorFlow's cases: test_tf_config_conformance.cc) ---
 
 TEST(ClusterRoles, IsChiefWithChief) {
   const ClusterSpec spec(std::map<std::string, std::vector<std::string>>{
