@@ -510,6 +510,11 @@ int64_t ClusterCoordinator::worker_preparations(int index) const {
   return impl_->preparations.at(size_t(index));
 }
 
+int64_t ClusterCoordinator::closures_queued() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return int64_t(impl_->queue.size());
+}
+
 bool ClusterCoordinator::worker_available(int index) const {
   std::lock_guard<std::mutex> lock(impl_->mutex);
   return impl_->up.at(size_t(index));

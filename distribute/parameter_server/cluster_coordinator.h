@@ -140,6 +140,8 @@ class ClusterCoordinator {
   // failed: for tests and logs.
   std::vector<int64_t> closures_completed_per_worker() const;
   int64_t closures_requeued() const;
+  // Closures scheduled and not yet taken by a worker.
+  int64_t closures_queued() const;
   // Times worker `index` was (re)prepared: 1 after its first start, +1 per recovery.
   int64_t worker_preparations(int index) const;
   // Whether worker `index` takes closures now (prepared, not failed, not finishing a closure

@@ -106,8 +106,8 @@ class Session : public RemoteTrainingSession {
   std::optional<Logs> run_epoch(int epoch, int64_t steps) override {
     const std::vector<Tensor> args{Tensor::from_vector(std::vector<int64_t>{fit_id_, epoch})};
     RemoteValue last;
-    for (int64_t i = 0; i < steps; ++i) {
-      if (TerminationSignalScope::pending()) break;
+    int64_t scheduled = 0;
+    for (; scheduled < steps && !TerminationSignalScope::pending(); ++scheduled) {
       last = coordinator_->schedule(kFitTrainStep, args, &*iterator_);
     }
     // Waits in short slices, so that SIGTERM / SIGINT stop the epoch at a step boundary.
@@ -119,10 +119,14 @@ class Session : public RemoteTrainingSession {
           std::string("Model.fit: stopped by ") + (signal == SIGINT ? "SIGINT" : "SIGTERM") +
           " before this step ran");
       coordinator_->join();  // the steps running finish (their updates land whole)
-      std::cerr << "Model.fit: " << (signal == SIGINT ? "SIGINT" : "SIGTERM") << " during epoch "
-                << epoch + 1 << ": the steps running finished, " << dropped
-                << " not started were dropped" << std::endl;
-      return std::nullopt;
+      if (dropped > 0 || scheduled < steps) {
+        std::cerr << "Model.fit: " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
+                  << " during epoch " << epoch + 1 << ": the steps running finished, "
+                  << dropped + (steps - scheduled) << " of " << steps
+                  << " were not run" << std::endl;
+        return std::nullopt;
+      }
+      // Every step ran: the epoch is whole; the trainer stops after its end.
     }
     return decode_logs(last.fetch());
   }

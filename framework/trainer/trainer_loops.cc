@@ -412,6 +412,9 @@ History Trainer::run_remote_fit(distribute::RemoteTraining& remote, const Datase
     }
     callbacks.on_epoch_end(epoch, epoch_logs);
     if (const int sig = TerminationSignalScope::pending()) {
+      // The epoch is whole: a backup made now resumes at the next one (not this one again).
+      m.progress_.epoch = epoch + 1;
+      m.progress_.step = 0;
       callbacks.on_preemption(sig);
       throw TrainingInterrupted(
           std::string("Model.fit: stopped by ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
