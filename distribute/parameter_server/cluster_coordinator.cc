@@ -106,15 +106,15 @@ struct ClusterCoordinator::Impl {
   }
 
   void mark_up_locked(int w) {
-    if (up[size_t(w)]) return;
-    up[size_t(w)] = true;
+    if (up[w]) return;
+    up[w] = true;
     ++available;
   }
 
   void mark_down_locked(int w, const std::string& why) {
-    last_failure[size_t(w)] = why;
-    if (!up[size_t(w)]) return;
-    up[size_t(w)] = false;
+    last_failure[w] = why;
+    if (!up[w]) return;
+    up[w] = false;
     if (--available == 0) none_available_since = Clock::now();
     idle_cv.notify_all();  // a join waiting without a deadline takes one now
   }
@@ -191,7 +191,7 @@ struct ClusterCoordinator::Impl {
         if (stopping || !fatal_error.empty()) return false;
       }
       if (wait_idle) {
-        const ClosureRunner::Probe probe = workers[size_t(w)]->probe();
+        const ClosureRunner::Probe probe = workers[w]->probe();
         if (probe == ClosureRunner::Probe::kBusy) continue;
         wait_idle = false;
         // Not answering: it may have died since; start it over as a worker that came back.
@@ -201,34 +201,34 @@ struct ClusterCoordinator::Impl {
         std::lock_guard<std::mutex> lock(mutex);
         setup.rebuild = rebuild;
         known = datasets.size();
-        const size_t from = rebuild ? 0 : datasets_built[size_t(w)];
+        const size_t from = rebuild ? 0 : datasets_built[w];
         setup.datasets.assign(datasets.begin() + int64_t(from), datasets.end());
         version = model_version;
-        if (rebuild || model_built[size_t(w)] != version) setup.model = model;
+        if (rebuild || model_built[w] != version) setup.model = model;
       }
       bool ready = false;
       try {
-        ready = workers[size_t(w)]->prepare(setup);
+        ready = workers[w]->prepare(setup);
       } catch (const std::exception& e) {
         // Every worker would refuse it alike (same binary, same request): the job cannot go on.
         std::lock_guard<std::mutex> lock(mutex);
-        set_fatal_locked("ClusterCoordinator: " + workers[size_t(w)]->task() +
+        set_fatal_locked("ClusterCoordinator: " + workers[w]->task() +
                          " could not get ready for closures: " + e.what());
         return false;
       }
       std::lock_guard<std::mutex> lock(mutex);
       if (ready) {
-        datasets_built[size_t(w)] = known;
-        model_built[size_t(w)] = version;
-        if (rebuild) ++preparations[size_t(w)];
+        datasets_built[w] = known;
+        model_built[w] = version;
+        if (rebuild) ++preparations[w];
         return true;
       }
-      std::string why = workers[size_t(w)]->unavailable_reason();
-      if (why.empty()) why = last_failure[size_t(w)].empty() ? "did not answer" : last_failure[size_t(w)];
+      std::string why = workers[w]->unavailable_reason();
+      if (why.empty()) why = last_failure[w].empty() ? "did not answer" : last_failure[w];
       mark_down_locked(w, why);
       if (!said_retrying) {
         said_retrying = true;
-        std::cerr << "ClusterCoordinator: " << workers[size_t(w)]->task()
+        std::cerr << "ClusterCoordinator: " << workers[w]->task()
                   << " is not ready; retrying it every " << options.worker_retry_interval_seconds
                   << " s\n";
       }
@@ -269,7 +269,7 @@ struct ClusterCoordinator::Impl {
     switch (outcome.kind) {
       case ClosureOutcome::Kind::kOk:
         job.value.set_value(outcome.values);
-        ++completed[size_t(w)];
+        ++completed[w];
         return;
       case ClosureOutcome::Kind::kUserError: {
         const std::exception_ptr error = make_error(outcome.error_type, outcome.message);
@@ -293,11 +293,11 @@ struct ClusterCoordinator::Impl {
         return;
       case ClosureOutcome::Kind::kWorkerUnavailable:
         // At-least-once: the closure runs again elsewhere (or here, once the worker is back).
-        std::cerr << "ClusterCoordinator: " << workers[size_t(w)]->task() << " failed during '"
-                  << function << "' (" << outcome.message
-                  << "); the closure goes back to the queue\n";
         mark_down_locked(w, outcome.message);
         if (fatal_error.empty() && !stopping) {
+          std::cerr << "ClusterCoordinator: " << workers[w]->task() << " failed during '"
+                    << function << "' (" << outcome.message
+                    << "); the closure goes back to the queue\n";
           queue.push_front(std::move(job));
           ++requeued;
         } else {
@@ -317,8 +317,8 @@ struct ClusterCoordinator::Impl {
       bool need_prepare = next.rebuild || next.wait_idle;
       {
         std::lock_guard<std::mutex> lock(mutex);
-        need_prepare = need_prepare || datasets_built[size_t(w)] < datasets.size() ||
-                       model_built[size_t(w)] != model_version;
+        need_prepare = need_prepare || datasets_built[w] < datasets.size() ||
+                       model_built[w] != model_version;
       }
       if (need_prepare) {
         if (!bring_up(w, next.rebuild, next.wait_idle)) return;
@@ -329,20 +329,20 @@ struct ClusterCoordinator::Impl {
         std::unique_lock<std::mutex> lock(mutex);
         mark_up_locked(w);
         work_cv.wait(lock, [&] {
-          return stopping || !queue.empty() || datasets_built[size_t(w)] < datasets.size() ||
-                 model_built[size_t(w)] != model_version;
+          return stopping || !queue.empty() || datasets_built[w] < datasets.size() ||
+                 model_built[w] != model_version;
         });
         if (stopping) return;
         // Datasets created since this worker was prepared come first: a closure may read them.
-        if (queue.empty() || datasets_built[size_t(w)] < datasets.size() ||
-            model_built[size_t(w)] != model_version) {
+        if (queue.empty() || datasets_built[w] < datasets.size() ||
+            model_built[w] != model_version) {
           continue;
         }
         job = std::move(queue.front());
         queue.pop_front();
         ++in_flight;
       }
-      const ClosureOutcome outcome = workers[size_t(w)]->run(job.closure);
+      const ClosureOutcome outcome = workers[w]->run(job.closure);
       std::lock_guard<std::mutex> lock(mutex);
       --in_flight;
       settle_locked(w, job, outcome, next);

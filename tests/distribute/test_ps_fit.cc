@@ -42,10 +42,31 @@ std::pair<Tensor, Tensor> points(int n, int seed) {
   return {Tensor::from_vector(xs, Shape{n, 2}), Tensor::from_vector(ys, Shape{n})};
 }
 
+// Workers whose first batch of "ps_fit_meet_data" was drawn.
+std::atomic<int> g_meet_arrivals{0};
+
 void register_fit_functions() {
   register_dataset_function("ps_fit_data", [](const DatasetContext& ctx) {
     auto [x, y] = points(512, ctx.worker_index);
     return data::Dataset::from_tensor_slices({x, y}).shuffle(128, 3).repeat().batch(16);
+  });
+  // The same, but a worker's first batch waits (up to 30 s) until both workers drew theirs:
+  // the first step on one worker cannot end before the other worker ran one, so both train,
+  // whatever the CPU load.
+  register_dataset_function("ps_fit_meet_data", [](const DatasetContext& ctx) {
+    auto [x, y] = points(512, ctx.worker_index);
+    auto first = std::make_shared<std::atomic<bool>>(true);
+    return data::Dataset::from_tensor_slices({x, y}).shuffle(128, 3).repeat().batch(16).map(
+        [first](const data::Element& batch) {
+          if (first->exchange(false)) {
+            ++g_meet_arrivals;
+            const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+            while (g_meet_arrivals < 2 && std::chrono::steady_clock::now() < deadline) {
+              std::this_thread::sleep_for(std::chrono::milliseconds(2));
+            }
+          }
+          return batch;
+        });
   });
 }
 
@@ -112,7 +133,8 @@ TEST(PsFit, DatasetCreatorTrainsOnTheWorkersAndHistoryHasEveryEpoch) {
   // A coordinator that lives for the strategy is the one fit schedules on.
   ClusterCoordinator coordinator(strategy, PsLocalCluster::coordinator_options());
   auto epochs = std::make_shared<CountEpochs>();
-  const History history = model->fit(DatasetCreator("ps_fit_data"),
+  g_meet_arrivals = 0;
+  const History history = model->fit(DatasetCreator("ps_fit_meet_data"),
                                      fit_options().callbacks({epochs}));
   ASSERT_EQ(history.history.at("loss").size(), 3u);
   ASSERT_EQ(history.history.at("accuracy").size(), 3u);
