@@ -86,13 +86,13 @@ struct Cluster {
 
   Cluster() {
     register_functions();
-    ps = dist::ParameterServer::start("localhost:0", fuzz_options());
+    ps = dist::ParameterServer::start("127.0.0.1:0", fuzz_options());
     ps_port = ps->port();
     const dist::ClusterSpec spec(std::map<std::string, std::vector<std::string>>{
-        {"ps", {"localhost:" + std::to_string(ps_port)}}, {"worker", {"localhost:1"}}});
+        {"ps", {"127.0.0.1:" + std::to_string(ps_port)}}, {"worker", {"127.0.0.1:1"}}});
     strategy = std::make_shared<dist::ParameterServerStrategy>(spec, nullptr, fuzz_options());
-    worker = dist::WorkerServer::start("localhost:0", strategy, 0);
-    worker_address = "localhost:" + std::to_string(worker->port());
+    worker = dist::WorkerServer::start("127.0.0.1:0", strategy, 0);
+    worker_address = "127.0.0.1:" + std::to_string(worker->port());
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(1 << 20);
     args.SetMaxSendMessageSize(1 << 20);
@@ -103,7 +103,7 @@ struct Cluster {
   // The ps again, empty, on the same port (the worker's strategy dials that address).
   void restart_ps() {
     ps.reset();
-    ps = dist::ParameterServer::start("localhost:" + std::to_string(ps_port), fuzz_options());
+    ps = dist::ParameterServer::start("127.0.0.1:" + std::to_string(ps_port), fuzz_options());
   }
 
   void call(uint8_t method, const std::string& bytes) {
