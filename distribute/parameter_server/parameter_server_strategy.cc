@@ -71,6 +71,11 @@ std::string ParameterServerStrategy::placement_json() const {
 
 namespace {
 
+// The most shards one variable may be split in: a bound on what a placement may ask a worker to
+// make (and so on the whole initial value it computes), far above TensorFlow's usual one shard
+// per ps.
+constexpr int64_t kMaxShards = int64_t(1) << 14;
+
 // The placement in `json`, checked against a cluster of `num_ps` ps tasks.
 struct Placement {
   std::map<std::string, int> on_ps;
@@ -90,9 +95,9 @@ Placement parse_placement(const std::string& json, int num_ps) {
   for (const std::string& name : shards.keys()) {
     const Json n = shards.at(name);
     const int64_t count = n.is_number() ? n.as_int() : 0;
-    if (count < 1 || count > (int64_t(1) << 16)) {
+    if (count < 1 || count > kMaxShards) {
       throw ValueError(who + "variable '" + name.substr(0, 200) + "' has " + n.dump() +
-                       " shards: expected a count from 1 to 65536");
+                       " shards: expected a count from 1 to " + std::to_string(kMaxShards));
     }
     out.shards[name] = count;
   }
@@ -161,10 +166,17 @@ int64_t ParameterServerStrategy::planned_shards(const VariableSpec& spec) const 
     if (it != sharded_.end()) return std::min(it->second, shape[0]);
   }
   if (!partitioner_) return 1;
-  // The partitioner multiplies the dims: first make sure a row, and so the whole in at most
-  // shape[0] shards, is within bounds (a variable that large is refused anyway).
-  check_variable_size(spec, shape[0]);
-  return std::max<int64_t>(1, (*partitioner_)(shape, spec.dtype, 0)[0]);
+  // The partitioner multiplies the dims: first make sure the whole fits in kMaxShards shards
+  // (a variable larger is refused anyway), so that no product overflows.
+  check_variable_size(spec, std::min(shape[0], kMaxShards));
+  const int64_t shards = std::max<int64_t>(1, (*partitioner_)(shape, spec.dtype, 0)[0]);
+  if (shards > kMaxShards) {
+    throw ValueError("ParameterServerStrategy: " + partitioner_->to_string() + " splits variable '" +
+                     spec.name + "' of shape " + shape.to_string() + " in " +
+                     std::to_string(shards) + " shards, over the " + std::to_string(kMaxShards) +
+                     " one variable may have: use larger shards");
+  }
+  return shards;
 }
 
 VariablePtr ParameterServerStrategy::create_variable(const VariableSpec& spec,

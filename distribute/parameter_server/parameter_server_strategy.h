@@ -70,7 +70,7 @@ class ParameterServerStrategy : public Strategy {
   // either created first.
   std::string placement_json() const;
   // ValueError naming what is wrong when `json` is not a placement for this cluster (not an
-  // object of those two objects, a ps index out of range, a shard count below 1 or over 65536).
+  // object of those two objects, a ps index out of range, a shard count below 1 or over 16384).
   void set_placement(const std::string& json);
   // The same checks without applying it.
   void check_placement(const std::string& json) const;
