@@ -92,7 +92,7 @@ TEST(PsProcessChild, Run) {
 // ---- the child: the chief, training with fit (for the preemption test) ----
 
 constexpr const char* kChiefDir = "STRATA_TEST_PS_CHIEF_DIR";  // backups and markers go here
-constexpr int64_t kChiefStepsPerEpoch = 150;
+constexpr int64_t kChiefStepsPerEpoch = 300;  // ~3 s an epoch: a signal lands inside one
 
 // Writes `text` to dir/name, atomically (a reader sees all of it or nothing).
 void write_marker(const std::string& dir, const std::string& name, const std::string& text) {
