@@ -35,10 +35,19 @@ struct ParameterServerTask {
     return role.kind == strata::distribute::ParameterServerRole::Kind::kEvaluator;
   }
   bool serves() const { return !coordinates() && !evaluates(); }
-  // ps / worker: serves until the coordinator ends the job (shutdown_cluster).
-  void serve() const {
-    strata::distribute::Server(cluster, role.task_type, role.task_index).join();
+  // ps / worker: serves until the coordinator ends the job (shutdown_cluster): 0. A worker
+  // preempted (SIGTERM / SIGINT) finishes the closure it runs, takes no more (the coordinator
+  // re-queues them) and ends: 128 + the signal, the status main() returns.
+  int serve() const {
+    const int signal =
+        strata::distribute::Server(cluster, role.task_type, role.task_index).join();
+    if (signal != 0) {
+      std::printf("%s %d: preempted (signal %d)\n", role.task_type.c_str(), role.task_index,
+                  signal);
+      return 128 + signal;
+    }
     std::printf("%s %d: the coordinator ended the job\n", role.task_type.c_str(), role.task_index);
+    return 0;
   }
   // The coordinator's strategy (variables round-robin over the ps tasks).
   std::shared_ptr<strata::distribute::ParameterServerStrategy> strategy() const {
@@ -90,6 +99,19 @@ inline int evaluate_checkpoints(std::shared_ptr<strata::Model> model, strata::da
 inline void end_parameter_server_job(strata::distribute::Strategy* strategy) {
   if (auto* ps = dynamic_cast<strata::distribute::ParameterServerStrategy*>(strategy)) {
     ps->shutdown_cluster();
+  }
+}
+
+// Runs `fit`; a chief stopped by SIGTERM / SIGINT (fit stopped at a step boundary and its
+// callbacks saved the backup) ends the job before it exits with 128 + signal, so the ps and
+// worker tasks end too and the whole job can be restarted, resuming from the backup.
+template <typename Fit>
+void fit_ending_job_if_interrupted(strata::distribute::Strategy* strategy, Fit&& fit) {
+  try {
+    fit();
+  } catch (const strata::TrainingInterrupted&) {
+    end_parameter_server_job(strategy);
+    throw;
   }
 }
 

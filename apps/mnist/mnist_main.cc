@@ -106,10 +106,7 @@ static int run(int argc, char** argv) {
           .repeat();
     });
     ps_task.emplace(apps::parameter_server_task(o.model_dir));
-    if (ps_task->serves()) {
-      ps_task->serve();
-      return 0;
-    }
+    if (ps_task->serves()) return ps_task->serve();
   }
   // The job's evaluator (parameter_server or multi_worker_mirrored) trains nothing: it evaluates
   // the checkpoints the chief writes, without a strategy.
@@ -207,12 +204,14 @@ static int run(int argc, char** argv) {
       fit_options.steps_per_epoch((x_train.shape()[0] + o.batch_size - 1) / o.batch_size);
     }
   }
-  apps::fit_explaining_interruption(!o.model_dir.empty(), [&] {
-    if (parameter_server) {
-      model->fit(DatasetCreator("mnist_train"), fit_options);
-    } else {
-      model->fit(x_train, y_train, fit_options);
-    }
+  apps::fit_ending_job_if_interrupted(strategy.get(), [&] {
+    apps::fit_explaining_interruption(!o.model_dir.empty(), [&] {
+      if (parameter_server) {
+        model->fit(DatasetCreator("mnist_train"), fit_options);
+      } else {
+        model->fit(x_train, y_train, fit_options);
+      }
+    });
   });
   apps::kill_point("after_fit");
   if (backup && chief) {

@@ -146,9 +146,11 @@ int main(int argc, char** argv) {
     const ClusterSpec cluster = resolver.cluster_spec();
     switch (role.kind) {
       case ParameterServerRole::Kind::kPs:
-      case ParameterServerRole::Kind::kWorker:
-        Server(cluster, role.task_type, role.task_index).join();
-        return 0;
+      case ParameterServerRole::Kind::kWorker: {
+        // Until the coordinator ends the job (0), or a worker is preempted (128 + signal).
+        const int signal = Server(cluster, role.task_type, role.task_index).join();
+        return signal ? 128 + signal : 0;
+      }
       case ParameterServerRole::Kind::kEvaluator:
         std::cout << "This tutorial evaluates inline on the coordinator; nothing to do here\n";
         return 0;

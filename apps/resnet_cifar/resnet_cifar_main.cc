@@ -159,10 +159,7 @@ static int run(int argc, char** argv) {
       return training_input(o).repeat();
     });
     ps_task.emplace(apps::parameter_server_task(o.model_dir));
-    if (ps_task->serves()) {
-      ps_task->serve();
-      return 0;
-    }
+    if (ps_task->serves()) return ps_task->serve();
   }
   // The job's evaluator (parameter_server or multi_worker_mirrored) trains nothing: it evaluates
   // the checkpoints the chief writes, without a strategy.
@@ -337,12 +334,14 @@ static int run(int argc, char** argv) {
     if (eval_steps > 0) fit_options.validation_steps(eval_steps);
   }
   const auto fit_start = Clock::now();
-  apps::fit_explaining_interruption(backup != nullptr, [&] {
-    if (parameter_server) {
-      model->fit(DatasetCreator("resnet_cifar_train"), fit_options);
-    } else {
-      model->fit(*train_ds, fit_options);
-    }
+  apps::fit_ending_job_if_interrupted(strategy.get(), [&] {
+    apps::fit_explaining_interruption(backup != nullptr, [&] {
+      if (parameter_server) {
+        model->fit(DatasetCreator("resnet_cifar_train"), fit_options);
+      } else {
+        model->fit(*train_ds, fit_options);
+      }
+    });
   });
   const double fit_seconds = seconds_since(fit_start);
   apps::kill_point("after_fit");

@@ -22,10 +22,20 @@ struct Closure {
 // How running a closure on a worker ended, seen by the coordinator.
 struct ClosureOutcome {
   enum class Kind {
-    kOk,                 // `values` holds the function's results
-    kUserError,          // the step function raised: `error_type` and `message` say what
+    kOk,  // `values` holds the function's results
+    // An error no retry would fix, raised from join(): the step function raised, or the call
+    // failed for a reason other than the worker's loss (a result over max_message_bytes, a
+    // malformed message, a result that does not decode). `error_type` and `message` say what.
+    // Never re-run: the step may have pushed its updates already.
+    kUserError,
     kPsUnavailable,      // a parameter server did not answer the worker: `message` names it
-    kWorkerUnavailable,  // the worker itself did not answer (killed, cut off, restarted)
+    // The worker is gone (killed, cut off, restarted, hung past keepalive, being preempted):
+    // the closure goes back to the queue (at-least-once) and the worker is retried.
+    kWorkerUnavailable,
+    // The closure ran past CoordinatorOptions::closure_timeout_seconds on a worker that still
+    // answers (it goes on with the step): an error raised from join() naming the option, not a
+    // re-run; the worker takes closures again once it is idle.
+    kTimedOut,
   };
   Kind kind = Kind::kOk;
   std::vector<Tensor> values;

@@ -42,14 +42,22 @@ class ClosureRunner {
   virtual ~ClosureRunner() = default;
   // "/job:worker/replica:0/task:1 (host:port)": what errors and logs call it.
   virtual std::string task() const = 0;
-  // Runs `closure` to its end. Never throws for what happened on the worker: the outcome says
-  // (kWorkerUnavailable when the worker could not be reached or died during the call).
+  // Runs `closure` to its end. Never throws: the outcome says what happened (kWorkerUnavailable
+  // when the worker could not be reached or died during the call, kUserError for what no retry
+  // fixes, kTimedOut past the closure timeout).
   virtual ClosureOutcome run(const Closure& closure) = 0;
   // Makes the worker ready for closures (see WorkerSetup). False when the worker does not
   // answer; a strata::Error for what the worker refused (an unknown dataset function, a model
   // it cannot rebuild), which no retry would change.
   virtual bool prepare(const WorkerSetup& setup) = 0;
-  // Asks the worker's other work to end (the coordinator is going away). Best effort.
+  // Why the last prepare() returned false ("connection refused", ...), for error messages.
+  virtual std::string unavailable_reason() const { return ""; }
+  // Whether the worker is idle, still busy with a closure (one that ran past the closure
+  // timeout), or does not answer. Asked before a worker whose closure timed out takes another.
+  enum class Probe { kIdle, kBusy, kUnreachable };
+  virtual Probe probe() { return Probe::kIdle; }
+  // Ends the calls in flight and makes later ones return at once (the coordinator is going
+  // away). Best effort.
   virtual void cancel() {}
 };
 

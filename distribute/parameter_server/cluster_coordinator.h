@@ -8,18 +8,25 @@
 //   coordinator.join();
 //
 // - A closure goes to any free worker, from one queue (one thread per worker takes the next).
-// - A worker that fails during a closure (killed, cut off) puts the closure back at the queue's
-//   front (at-least-once) and is retried in the background; when it answers again its per-worker
-//   datasets are rebuilt and it takes closures again.
+// - A worker that fails during a closure (killed, cut off, hung past keepalive, preempted) puts
+//   the closure back at the queue's front (at-least-once) and is retried in the background for
+//   as long as the coordinator lives; when it answers again its per-worker datasets are rebuilt
+//   and it takes closures again (TensorFlow keeps trying too).
+// - With no worker able to take closures for worker_recovery_timeout_seconds, the closures
+//   waiting fail and schedule() / join() / done() raise a CoordinationError naming every worker
+//   and the option, once; a worker that answers later takes closures again. No call waits
+//   without bound.
 // - A parameter server that fails is fatal: schedule(), join() and done() raise a
 //   CoordinationError naming it, from then on.
-// - The first error a step function raises cancels the closures still queued (their values
-//   raise CancelledError) and is raised once, from join(), done() or the next schedule(), as the
-//   same error class; then it is cleared.
+// - The first error a step function raises (or a call fails with, for a reason retrying cannot
+//   fix: a result over max_message_bytes, a closure past closure_timeout_seconds) cancels the
+//   closures still queued (their values raise CancelledError) and is raised once, from join(),
+//   done() or the next schedule(), as the same error class; then it is cleared.
 // - RemoteValues keep their results on the coordinator: they can be fetched after their worker
 //   died.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,14 +41,22 @@ class Model;
 namespace strata::distribute {
 
 struct CoordinatorOptions {
-  // How often a failed worker is asked again whether it is back.
+  // How often a failed worker is asked again whether it is back (for as long as the coordinator
+  // lives).
   double worker_retry_interval_seconds = 0.5;
-  // A worker gone longer than this is given up; with every worker given up and closures left,
-  // the coordinator fails naming them (TensorFlow waits for ever; a bound names the culprit).
+  // How long closures may wait with no worker able to take them (every worker failed, not
+  // started yet, or finishing a closure that timed out) before they fail with a CoordinationError
+  // naming the workers and this option (TensorFlow waits for ever; a bound names the culprit).
+  // The workers are still retried: one that answers later takes closures again.
   double worker_recovery_timeout_seconds = 600;
-  // The longest one closure may run on a worker before the worker counts as hung (its closure
-  // then runs elsewhere).
-  double closure_timeout_seconds = 600;
+  // The longest one closure may run on a worker. 0 (the default): no limit, as in TensorFlow,
+  // which has no per-closure timeout: a worker that dies or hangs is seen by the channel's
+  // keepalive pings (ParameterServerOptions::keepalive_*) and its closure runs elsewhere. When
+  // set, a closure still running at the deadline on a worker that answers is an error raised
+  // from join() naming this option (not re-run elsewhere: the step may be applying its updates);
+  // the worker takes closures again once idle. A worker that does not answer at the deadline
+  // counts as failed (its closure is re-queued).
+  double closure_timeout_seconds = 0;
   // How often the parameter servers are pinged (strategy constructor only).
   double ps_ping_interval_seconds = 1;
 };
@@ -96,6 +111,13 @@ class ClusterCoordinator {
                        const PerWorkerIterator* iterator = nullptr);
   // Waits until every scheduled closure has run, then raises a pending error.
   void join();
+  // join() for at most `timeout`: false when closures are still queued or running then (a
+  // pending error is raised either way).
+  bool join_for(std::chrono::milliseconds timeout);
+  // Cancels the closures not started yet (their values raise CancelledError saying `reason`);
+  // the ones running go on. No error is raised for it. Returns how many were cancelled. Used to
+  // stop at a step boundary (a preempted fit: cancel_queued, then join).
+  int64_t cancel_queued(const std::string& reason);
   // Whether every scheduled closure has run; raises a pending error.
   bool done();
   // Builds the registered dataset function `function` on every worker.
@@ -118,8 +140,13 @@ class ClusterCoordinator {
   // failed: for tests and logs.
   std::vector<int64_t> closures_completed_per_worker() const;
   int64_t closures_requeued() const;
+  // Closures scheduled and not yet taken by a worker.
+  int64_t closures_queued() const;
   // Times worker `index` was (re)prepared: 1 after its first start, +1 per recovery.
   int64_t worker_preparations(int index) const;
+  // Whether worker `index` takes closures now (prepared, not failed, not finishing a closure
+  // that timed out).
+  bool worker_available(int index) const;
 
  private:
   struct Impl;

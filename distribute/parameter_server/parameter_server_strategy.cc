@@ -79,32 +79,123 @@ std::string ParameterServerStrategy::placement_json() const {
   return Json::object({{"ps", on_ps}, {"shards", shards}}).dump();
 }
 
-void ParameterServerStrategy::set_placement(const std::string& json) {
+namespace {
+
+// The most shards one variable may be split in: a bound on what a placement may ask a worker to
+// make (and so on the whole initial value it computes), far above TensorFlow's usual one shard
+// per ps.
+constexpr int64_t kMaxShards = int64_t(1) << 14;
+
+// The placement in `json`, checked against a cluster of `num_ps` ps tasks.
+struct Placement {
+  std::map<std::string, int> on_ps;
+  std::map<std::string, int64_t> shards;
+};
+
+Placement parse_placement(const std::string& json, int num_ps) {
+  const std::string who = "ParameterServerStrategy::set_placement: ";
   const Json all = Json::parse(json);
-  const Json parsed = all.at("ps");
-  const Json shards = all.at("shards");
-  std::map<std::string, int64_t> sharded;
-  for (const std::string& name : shards.keys()) sharded[name] = shards.at(name).as_int();
-  std::map<std::string, int> placement;
-  for (const std::string& name : parsed.keys()) {
-    const int64_t index = parsed.at(name).as_int();
-    if (index < 0 || index >= num_ps()) {
-      throw ValueError("ParameterServerStrategy::set_placement: variable '" + name +
-                       "' is placed on ps " + std::to_string(index) + ", but this cluster has " +
-                       std::to_string(num_ps()) + " ps tasks: the coordinator and this task "
-                       "must read the same cluster spec");
-    }
-    placement[name] = int(index);
+  if (!all.is_object() || !all.contains("ps") || !all.contains("shards") ||
+      !all.at("ps").is_object() || !all.at("shards").is_object()) {
+    throw ValueError(who + "expected {\"ps\": {name: ps index}, \"shards\": {name: count}}, got " +
+                     all.dump().substr(0, 200));
   }
+  Placement out;
+  const Json shards = all.at("shards");
+  for (const std::string& name : shards.keys()) {
+    const Json n = shards.at(name);
+    const int64_t count = n.is_number() ? n.as_int() : 0;
+    if (count < 1 || count > kMaxShards) {
+      throw ValueError(who + "variable '" + name.substr(0, 200) + "' has " + n.dump() +
+                       " shards: expected a count from 1 to " + std::to_string(kMaxShards));
+    }
+    out.shards[name] = count;
+  }
+  const Json on_ps = all.at("ps");
+  for (const std::string& name : on_ps.keys()) {
+    const Json i = on_ps.at(name);
+    const int64_t index = i.is_number() ? i.as_int() : -1;
+    if (index < 0 || index >= num_ps) {
+      throw ValueError(who + "variable '" + name.substr(0, 200) + "' is placed on ps " + i.dump() +
+                       ", but this cluster has " + std::to_string(num_ps) + " ps tasks: the "
+                       "coordinator and this task must read the same cluster spec");
+    }
+    out.on_ps[name] = int(index);
+  }
+  return out;
+}
+
+}  // namespace
+
+void ParameterServerStrategy::check_placement(const std::string& json) const {
+  parse_placement(json, num_ps());
+}
+
+void ParameterServerStrategy::set_placement(const std::string& json) {
+  Placement p = parse_placement(json, num_ps());
   std::lock_guard<std::mutex> lock(mutex_);
-  placement_ = std::move(placement);
-  sharded_ = std::move(sharded);
+  placement_ = std::move(p.on_ps);
+  sharded_ = std::move(p.shards);
+}
+
+void ParameterServerStrategy::check_variable_size(const VariableSpec& spec,
+                                                  int64_t shards) const {
+  const size_t limit = options_.max_message_bytes;
+  const std::vector<int64_t>& dims = spec.shape.dims();
+  // Bytes of one row (all dims but the first; all of a scalar) and the number of rows, without
+  // overflow: each factor is checked against the limit before it multiplies.
+  const auto fail = [&] {
+    throw ValueError("ParameterServerStrategy: variable '" + spec.name + "' of shape " +
+                     spec.shape.to_string() +
+                     (shards > 1 ? " in " + std::to_string(shards) + " shards" : std::string()) +
+                     " has a part over ParameterServerOptions::max_message_bytes (" +
+                     std::to_string(limit) + " bytes), which cannot travel to its ps: give the "
+                     "strategy a variable_partitioner (MaxSizePartitioner) or raise "
+                     "max_message_bytes on every task");
+  };
+  size_t bytes = dtype_size(spec.dtype);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    int64_t d = dims[i];
+    if (d <= 0) return;  // empty (negative dims are the shape's own error)
+    if (i == 0 && shards > 1) d = (d + shards - 1) / shards;  // the largest shard's rows
+    if (size_t(d) > limit || bytes > limit / size_t(d)) fail();
+    bytes *= size_t(d);
+  }
+  if (bytes > limit) fail();
+}
+
+int64_t ParameterServerStrategy::planned_shards(const VariableSpec& spec) const {
+  const Shape& shape = spec.shape;
+  if (shape.rank() == 0 || shape[0] < 2) return 1;
+  if (const auto* primary = dynamic_cast<const ShardedVariable*>(spec.colocate_with)) {
+    return shape == primary->shape() ? primary->num_shards() : 1;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = sharded_.find(spec.name);
+    if (it != sharded_.end()) return std::min(it->second, shape[0]);
+  }
+  if (!partitioner_) return 1;
+  // The partitioner multiplies the dims: first make sure the whole fits in kMaxShards shards
+  // (a variable larger is refused anyway), so that no product overflows.
+  check_variable_size(spec, std::min(shape[0], kMaxShards));
+  const int64_t shards = std::max<int64_t>(1, (*partitioner_)(shape, spec.dtype, 0)[0]);
+  if (shards > kMaxShards) {
+    throw ValueError("ParameterServerStrategy: " + partitioner_->to_string() + " splits variable '" +
+                     spec.name + "' of shape " + shape.to_string() + " in " +
+                     std::to_string(shards) + " shards, over the " + std::to_string(kMaxShards) +
+                     " one variable may have: use larger shards");
+  }
+  return shards;
 }
 
 VariablePtr ParameterServerStrategy::create_variable(const VariableSpec& spec,
                                                      const NextCreator& next) {
   // State read on sync (metrics) is each task's own, as in TensorFlow.
-  if (spec.synchronization == VariableSynchronization::kOnRead) return next(spec);
+  if (spec.synchronization == VariableSynchronization::kOnRead) {
+    check_variable_size(spec, 1);
+    return next(spec);
+  }
   const auto make_remote = [this](const VariableSpec& s) { return create_remote(s); };
   // Sharded as the coordinator sharded it (its placement), else as the partitioner says; a slot
   // of a sharded variable is sharded alike (create_sharded_variable sees colocate_with).
@@ -115,6 +206,8 @@ VariablePtr ParameterServerStrategy::create_variable(const VariableSpec& spec,
     if (it != sharded_.end()) shards = it->second;
   }
   VariablePtr v;
+  // Refused before the initial value is made (a sharded variable's is made whole).
+  check_variable_size(spec, planned_shards(spec));
   if (shards) {
     v = create_sharded_variable(spec, FixedShardsPartitioner(*shards), make_remote);
   } else if (partitioner_ || dynamic_cast<const ShardedVariable*>(spec.colocate_with)) {

@@ -70,7 +70,11 @@ class ParameterServerStrategy : public Strategy {
   // coordinator's (set_placement) before rebuilding the model, so the two agree whatever else
   // either created first.
   std::string placement_json() const;
+  // ValueError naming what is wrong when `json` is not a placement for this cluster (not an
+  // object of those two objects, a ps index out of range, a shard count below 1 or over 16384).
   void set_placement(const std::string& json);
+  // The same checks without applying it.
+  void check_placement(const std::string& json) const;
 
   // Ends every ps and worker task's Server::join() (the job is over). Best effort: a task that
   // does not answer is skipped.
@@ -93,6 +97,11 @@ class ParameterServerStrategy : public Strategy {
   // A RemoteVariable beside spec.colocate_with's, else where the placement says, else on the
   // next ps round-robin.
   VariablePtr create_remote(const VariableSpec& spec);
+  // ValueError, before anything is allocated, when a variable split in `shards` would have a
+  // shard over max_message_bytes (it could not travel to its ps).
+  void check_variable_size(const VariableSpec& spec, int64_t shards) const;
+  // How many shards `spec` will be made of (its primary's, the placement's, the partitioner's).
+  int64_t planned_shards(const VariableSpec& spec) const;
 
   ClusterSpec cluster_;
   std::shared_ptr<const Partitioner> partitioner_;

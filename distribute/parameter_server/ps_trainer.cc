@@ -1,5 +1,8 @@
 #include "distribute/parameter_server/ps_trainer.h"
 
+#include <chrono>
+#include <csignal>
+#include <iostream>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -11,6 +14,7 @@
 #include "distribute/parameter_server/parameter_server_strategy.h"
 #include "distribute/parameter_server/step_registry.h"
 #include "framework/model/model.h"
+#include "framework/trainer/termination_signals.h"
 
 namespace strata::distribute {
 namespace {
@@ -99,13 +103,31 @@ class Session : public RemoteTrainingSession {
     fit_id_ = (int64_t(seed()) << 31) ^ int64_t(seed());
   }
 
-  Logs run_epoch(int epoch, int64_t steps) override {
+  std::optional<Logs> run_epoch(int epoch, int64_t steps) override {
     const std::vector<Tensor> args{Tensor::from_vector(std::vector<int64_t>{fit_id_, epoch})};
     RemoteValue last;
-    for (int64_t i = 0; i < steps; ++i) {
+    int64_t scheduled = 0;
+    for (; scheduled < steps && !TerminationSignalScope::pending(); ++scheduled) {
       last = coordinator_->schedule(kFitTrainStep, args, &*iterator_);
     }
-    coordinator_->join();
+    // Waits in short slices, so that SIGTERM / SIGINT stop the epoch at a step boundary.
+    while (!coordinator_->join_for(std::chrono::milliseconds(100))) {
+      if (TerminationSignalScope::pending()) break;
+    }
+    if (const int signal = TerminationSignalScope::pending()) {
+      const int64_t dropped = coordinator_->cancel_queued(
+          std::string("Model.fit: stopped by ") + (signal == SIGINT ? "SIGINT" : "SIGTERM") +
+          " before this step ran");
+      coordinator_->join();  // the steps running finish (their updates land whole)
+      if (dropped > 0 || scheduled < steps) {
+        std::cerr << "Model.fit: " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
+                  << " during epoch " << epoch + 1 << ": the steps running finished, "
+                  << dropped + (steps - scheduled) << " of " << steps
+                  << " were not run" << std::endl;
+        return std::nullopt;
+      }
+      // Every step ran: the epoch is whole; the trainer stops after its end.
+    }
     return decode_logs(last.fetch());
   }
 

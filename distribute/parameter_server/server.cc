@@ -1,9 +1,13 @@
 #include "distribute/parameter_server/server.h"
 
+#include <csignal>
+#include <iostream>
+
 #include "distribute/parameter_server/parameter_server_strategy.h"
 #include "distribute/parameter_server/parameter_service.h"
 #include "distribute/parameter_server/worker_service.h"
 #include "framework/config/json.h"
+#include "framework/trainer/termination_signals.h"
 
 namespace strata::distribute {
 
@@ -30,11 +34,29 @@ Server::Server(const ClusterSpec& cluster, const std::string& job_name, int task
 
 Server::~Server() = default;
 
-void Server::join() {
-  if (ps_) ps_->wait_for_shutdown();
-  if (worker_) worker_->wait_for_shutdown();
+int Server::join() {
+  if (ps_) {
+    ps_->wait_for_shutdown();
+    return 0;
+  }
+  TerminationSignalScope signals;  // SIGTERM / SIGINT only set a flag while it lives
+  for (;;) {
+    if (worker_->wait_for_shutdown_for(std::chrono::milliseconds(100))) return 0;
+    if (const int signal = TerminationSignalScope::pending()) {
+      const std::string name = signal == SIGINT ? "SIGINT" : "SIGTERM";
+      std::cerr << task_ << ": " << name << ": finishing the closure running, taking no more"
+                << std::endl;
+      worker_->stop_taking_closures("it got " + name + " (preempted)");
+      worker_->wait_until_idle();
+      std::cerr << task_ << ": stopped after " << worker_->closures_run() << " closure(s)"
+                << std::endl;
+      return signal;
+    }
+  }
 }
 
 int Server::port() const { return ps_ ? ps_->port() : worker_->port(); }
+
+int64_t Server::closures_run() const { return worker_ ? worker_->closures_run() : 0; }
 
 }  // namespace strata::distribute

@@ -4,8 +4,8 @@
 //   TFConfigClusterResolver resolver;
 //   if (*resolver.task_type() == "ps" || *resolver.task_type() == "worker") {
 //     Server server(resolver.cluster_spec(), *resolver.task_type(), *resolver.task_id());
-//     server.join();  // serves until the coordinator ends the job
-//     return 0;
+//     const int signal = server.join();  // serves until the coordinator ends the job
+//     return signal ? 128 + signal : 0;  // or until preempted (SIGTERM / SIGINT)
 //   }
 //   // chief: build the model in a ParameterServerStrategy's scope, ClusterCoordinator, train.
 //
@@ -14,6 +14,7 @@
 // them before starting the server.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -36,10 +37,17 @@ class Server {
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
-  // Blocks until the coordinator ends the job (ParameterServerStrategy::shutdown_cluster).
-  void join();
+  // Blocks until the coordinator ends the job (ParameterServerStrategy::shutdown_cluster):
+  // returns 0. A worker task also ends on SIGTERM / SIGINT (preemption): it takes no more
+  // closures (those sent to it are answered ABORTED, so the coordinator re-queues them), lets
+  // the one running finish and send its result, and returns the signal's number; exit with
+  // 128 + that, as a signalled process does. A second signal ends it at once. (A ps task keeps
+  // the default action: its variables are gone either way, and the coordinator names it.)
+  int join();
   // The port it serves on.
   int port() const;
+  // A worker task's closures run to their end so far (0 for a ps): for logs and tests.
+  int64_t closures_run() const;
   // "/job:ps/replica:0/task:0".
   const std::string& task() const { return task_; }
 

@@ -8,11 +8,12 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "distribute/coordination/key_value_store.h"
-#include "distribute/parameter_server/ps_grpc.h"
 #include "distribute/parameter_server/error_transport.h"
+#include "distribute/parameter_server/ps_grpc.h"
 #include "distribute/parameter_server/ps_trainer.h"
 #include "distribute/parameter_server/step_registry.h"
 #include "distribute/parameter_server/tensor_wire.h"
@@ -29,7 +30,13 @@ namespace {
 namespace pb = parameter_server_pb;
 namespace wire = ps_wire;
 
-// Runs posted work one item at a time on its own thread, in order.
+// Bounds on what one request may ask (a malformed or hostile one is refused before it costs).
+constexpr size_t kMaxNameBytes = 1024;      // a registered function's name
+constexpr int kMaxDatasets = 1024;          // per-worker datasets in one Prepare
+constexpr int kMaxArgs = 1024;              // a closure's argument tensors
+constexpr size_t kMaxWaiting = 16;          // Prepare / RunClosure calls waiting their turn
+
+// Runs posted work one item at a time on its own thread, in order; at most kMaxWaiting wait.
 class Executor {
  public:
   Executor() : thread_([this] { loop(); }) {}
@@ -41,12 +48,19 @@ class Executor {
     cv_.notify_all();
     thread_.join();
   }
-  void post(std::function<void()> work) {
+  // False when too much waits already.
+  bool post(std::function<void()> work) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
+      if (queue_.size() >= kMaxWaiting) return false;
       queue_.push_back(std::move(work));
     }
-    cv_.notify_one();
+    cv_.notify_all();
+    return true;
+  }
+  void wait_until_idle() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    idle_cv_.wait(lock, [&] { return queue_.empty() && !running_; });
   }
 
  private:
@@ -59,13 +73,20 @@ class Executor {
         if (queue_.empty()) return;  // stopping, nothing left
         work = std::move(queue_.front());
         queue_.pop_front();
+        running_ = true;
       }
       work();
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        running_ = false;
+      }
+      idle_cv_.notify_all();
     }
   }
   std::mutex mutex_;
-  std::condition_variable cv_;
+  std::condition_variable cv_, idle_cv_;
   std::deque<std::function<void()>> queue_;
+  bool running_ = false;
   bool stopping_ = false;
   std::thread thread_;  // last: starts after the rest is built
 };
@@ -76,6 +97,26 @@ struct WorkerState {
   std::map<int64_t, std::unique_ptr<data::Iterator>> iterators;
 };
 
+// "" when `name` can name a registered function, else what is wrong with it (as `field`).
+std::string check_name(const std::string& name, const std::string& field) {
+  if (name.empty()) return field + " is empty: expected a registered function's name";
+  if (name.size() > kMaxNameBytes) {
+    return field + " is " + std::to_string(name.size()) + " bytes long, over the " +
+           std::to_string(kMaxNameBytes) + " a function name may have";
+  }
+  return "";
+}
+
+// "" when `text` is JSON, else what is wrong (as `field`).
+std::string check_json(const std::string& text, const std::string& field) {
+  try {
+    Json::parse(text);
+    return "";
+  } catch (const Error& e) {
+    return field + " is not JSON: " + std::string(e.what()).substr(0, 300);
+  }
+}
+
 class Handler final : public pb::WorkerService::CallbackService {
  public:
   Handler(std::shared_ptr<ParameterServerStrategy> strategy, int worker_index)
@@ -85,7 +126,14 @@ class Handler final : public pb::WorkerService::CallbackService {
                                     const pb::PrepareRequest* request,
                                     pb::PrepareResponse* response) override {
     auto* reactor = context->DefaultReactor();
-    executor_.post([this, reactor, request, response] {
+    if (refuse_if_stopping(reactor)) return reactor;
+    const std::string bad = check(*request);
+    if (!bad.empty()) {
+      reactor->Finish(invalid("Prepare", bad));
+      return reactor;
+    }
+    post(reactor, [this, context, reactor, request, response] {
+      if (drop_if_stale(context, reactor)) return;
       try {
         prepare(*request);
       } catch (const std::exception&) {
@@ -102,10 +150,46 @@ class Handler final : public pb::WorkerService::CallbackService {
                                        const pb::RunClosureRequest* request,
                                        pb::RunClosureResponse* response) override {
     auto* reactor = context->DefaultReactor();
-    executor_.post([this, reactor, request, response] {
-      run(*request, response);
+    if (refuse_if_stopping(reactor)) return reactor;
+    auto args = std::make_shared<std::vector<Tensor>>();
+    const std::string bad = check(*request, args.get());
+    if (!bad.empty()) {
+      reactor->Finish(invalid("RunClosure", bad));
+      return reactor;
+    }
+    post(reactor, [this, context, reactor, request, response, args] {
+      if (drop_if_stale(context, reactor)) return;
+      run(*request, std::move(*args), context, response);
+      if (response->ByteSizeLong() > strategy_->options().max_message_bytes) {
+        // Said here, plainly, rather than as gRPC's RESOURCE_EXHAUSTED on the way out.
+        const size_t bytes = response->ByteSizeLong();
+        response->Clear();
+        response->set_kind(pb::RunClosureResponse::USER_ERROR);
+        response->set_error_type("ResourceExhaustedError");
+        response->set_message("step function '" + request->function() + "' returned " +
+                              std::to_string(bytes) + " bytes of results, over "
+                              "ParameterServerOptions::max_message_bytes (" +
+                              std::to_string(strategy_->options().max_message_bytes) +
+                              "): return smaller results, or raise max_message_bytes on every "
+                              "task. The step ran (its updates are applied); it is not re-run");
+      }
       reactor->Finish(grpc::Status::OK);
     });
+    return reactor;
+  }
+
+  grpc::ServerUnaryReactor* Ping(grpc::CallbackServerContext* context,
+                                 const pb::WorkerPingRequest*,
+                                 pb::WorkerPingResponse* response) override {
+    {
+      std::lock_guard<std::mutex> lock(state_mutex_);
+      response->set_busy(!running_.empty());
+      response->set_running(running_);
+      response->set_stopping(!stopping_reason_.empty());
+    }
+    response->set_closures_run(closures_run_);
+    auto* reactor = context->DefaultReactor();
+    reactor->Finish(grpc::Status::OK);
     return reactor;
   }
 
@@ -122,13 +206,117 @@ class Handler final : public pb::WorkerService::CallbackService {
     return reactor;
   }
 
+  bool wait_for_shutdown_for(std::chrono::milliseconds timeout) {
+    std::unique_lock<std::mutex> lock(shutdown_mutex_);
+    return shutdown_cv_.wait_for(lock, timeout, [&] { return shutdown_; });
+  }
   void wait_for_shutdown() {
     std::unique_lock<std::mutex> lock(shutdown_mutex_);
     shutdown_cv_.wait(lock, [&] { return shutdown_; });
   }
+  void stop_taking_closures(const std::string& reason) {
+    std::lock_guard<std::mutex> lock(state_mutex_);
+    stopping_reason_ = reason.empty() ? std::string("it is stopping") : reason;
+  }
+  void wait_until_idle() { executor_.wait_until_idle(); }
   int64_t closures_run() const { return closures_run_; }
 
  private:
+  std::string me() const { return "worker " + std::to_string(worker_index_); }
+
+  grpc::Status invalid(const char* method, const std::string& what) const {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "WorkerService." + std::string(method) + " on " + me() + ": " + what);
+  }
+
+  // ABORTED while preempted: the coordinator takes the worker as gone and re-queues.
+  bool refuse_if_stopping(grpc::ServerUnaryReactor* reactor) {
+    std::string reason;
+    {
+      std::lock_guard<std::mutex> lock(state_mutex_);
+      reason = stopping_reason_;
+    }
+    if (reason.empty()) return false;
+    reactor->Finish(grpc::Status(grpc::StatusCode::ABORTED,
+                                 me() + " takes no more closures: " + reason));
+    return true;
+  }
+
+  void post(grpc::ServerUnaryReactor* reactor, std::function<void()> work) {
+    if (!executor_.post(std::move(work))) {
+      reactor->Finish(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                                   me() + " has " + std::to_string(kMaxWaiting) +
+                                       " requests waiting already; one coordinator sends one "
+                                       "at a time"));
+    }
+  }
+
+  // A call whose caller gave up while it waited is not run; nor is anything once preempted.
+  bool drop_if_stale(grpc::CallbackServerContext* context, grpc::ServerUnaryReactor* reactor) {
+    if (context->IsCancelled()) {
+      reactor->Finish(grpc::Status(grpc::StatusCode::CANCELLED,
+                                   "the caller gave up before " + me() + " got to the call"));
+      return true;
+    }
+    return refuse_if_stopping(reactor);
+  }
+
+  std::string check(const pb::PrepareRequest& request) const {
+    if (request.datasets_size() > kMaxDatasets) {
+      return "datasets has " + std::to_string(request.datasets_size()) + " entries, over the " +
+             std::to_string(kMaxDatasets) + " one Prepare may make";
+    }
+    std::set<int64_t> ids;
+    for (int i = 0; i < request.datasets_size(); ++i) {
+      const pb::PerWorkerDataset& d = request.datasets(i);
+      const std::string field = "datasets[" + std::to_string(i) + "]";
+      if (d.id() < 0) return field + ".id is " + std::to_string(d.id()) + ": ids are >= 0";
+      if (!ids.insert(d.id()).second) {
+        return field + ".id " + std::to_string(d.id()) + " appears twice in the request";
+      }
+      const std::string bad = check_name(d.function(), field + ".function");
+      if (!bad.empty()) return bad;
+    }
+    if (!request.has_model()) return "";
+    const pb::WorkerModel& m = request.model();
+    if (m.model_json().empty()) return "model.model_json is empty: expected the model's config";
+    std::string bad = check_json(m.model_json(), "model.model_json");
+    if (bad.empty() && !m.compile_config_json().empty()) {
+      bad = check_json(m.compile_config_json(), "model.compile_config_json");
+    }
+    if (bad.empty() && !m.placement_json().empty()) {
+      try {
+        strategy_->check_placement(m.placement_json());
+      } catch (const Error& e) {
+        bad = "model.placement_json: " + std::string(e.what()).substr(0, 300);
+      }
+    }
+    return bad;
+  }
+
+  // Decodes the arguments into `args` on the way.
+  std::string check(const pb::RunClosureRequest& request, std::vector<Tensor>* args) const {
+    std::string bad = check_name(request.function(), "function");
+    if (!bad.empty()) return bad;
+    if (request.dataset_id() < -1) {
+      return "dataset_id is " + std::to_string(request.dataset_id()) +
+             ": expected -1 (none) or a per-worker dataset's id";
+    }
+    if (request.args_size() > kMaxArgs) {
+      return "args has " + std::to_string(request.args_size()) + " tensors, over the " +
+             std::to_string(kMaxArgs) + " a closure may take";
+    }
+    for (int i = 0; i < request.args_size(); ++i) {
+      try {
+        args->push_back(wire::from_proto(request.args(i), "args[" + std::to_string(i) + "]",
+                                         strategy_->options().max_message_bytes));
+      } catch (const Error& e) {
+        return e.what();
+      }
+    }
+    return "";
+  }
+
   void prepare(const pb::PrepareRequest& request) {
     if (request.rebuild()) state_ = WorkerState{};
     if (request.has_model()) rebuild_model(request.model());
@@ -142,6 +330,7 @@ class Handler final : public pb::WorkerService::CallbackService {
   // The coordinator's model, its variables handles to the ps tasks' (created already: their
   // values are kept), compiled as the coordinator's, with the optimizer's slots made now.
   void rebuild_model(const pb::WorkerModel& spec) {
+    state_.model.reset();
     if (!spec.placement_json().empty()) strategy_->set_placement(spec.placement_json());
     auto scope = strategy_->scope();
     std::shared_ptr<Model> model = model_from_json(spec.model_json());
@@ -153,14 +342,21 @@ class Handler final : public pb::WorkerService::CallbackService {
     state_.model = std::move(model);
   }
 
-  void run(const pb::RunClosureRequest& request, pb::RunClosureResponse* response) {
+  void run(const pb::RunClosureRequest& request, std::vector<Tensor> args,
+           grpc::CallbackServerContext* call, pb::RunClosureResponse* response) {
+    struct Running {
+      Handler& h;
+      Running(Handler& handler, const std::string& function) : h(handler) {
+        std::lock_guard<std::mutex> lock(h.state_mutex_);
+        h.running_ = function;
+      }
+      ~Running() {
+        std::lock_guard<std::mutex> lock(h.state_mutex_);
+        h.running_.clear();
+      }
+    } running(*this, request.function());
     try {
       const StepFunction fn = find_step_function(request.function());
-      std::vector<Tensor> args;
-      for (int i = 0; i < request.args_size(); ++i) {
-        args.push_back(wire::from_proto(request.args(i), "argument " + std::to_string(i),
-                                        strategy_->options().max_message_bytes));
-      }
       data::Iterator* iterator = nullptr;
       if (request.dataset_id() >= 0) {
         auto it = state_.iterators.find(request.dataset_id());
@@ -171,6 +367,9 @@ class Handler final : public pb::WorkerService::CallbackService {
         }
         iterator = it->second.get();
       }
+      // The last moment to drop a closure whose caller gave up: once it runs, it runs to its
+      // end (its updates cannot be half applied).
+      if (call->IsCancelled()) return;
       StepContext context{args, iterator, state_.model.get(), worker_index_};
       std::vector<Tensor> values;
       {
@@ -178,15 +377,18 @@ class Handler final : public pb::WorkerService::CallbackService {
         auto scope = strategy_->scope();
         values = fn(context);
       }
+      ++closures_run_;
+      if (call->IsCancelled()) return;  // nobody reads the result
       for (const Tensor& v : values) wire::to_proto(v, response->add_values());
       response->set_kind(pb::RunClosureResponse::OK);
-      ++closures_run_;
     } catch (const CoordinationError& e) {
       // A ps did not answer this worker (the message names it): fatal for the job.
+      response->Clear();
       response->set_kind(pb::RunClosureResponse::PS_UNAVAILABLE);
       response->set_message(e.what());
     } catch (const std::exception&) {
       const std::exception_ptr e = std::current_exception();
+      response->Clear();
       response->set_kind(pb::RunClosureResponse::USER_ERROR);
       response->set_error_type(error_type_name(e));
       response->set_message(error_message(e));
@@ -197,6 +399,9 @@ class Handler final : public pb::WorkerService::CallbackService {
   int worker_index_;
   WorkerState state_;
   std::atomic<int64_t> closures_run_{0};
+  std::mutex state_mutex_;
+  std::string running_;          // the function running now, or ""
+  std::string stopping_reason_;  // preempted: why; else ""
   std::mutex shutdown_mutex_;
   std::condition_variable shutdown_cv_;
   bool shutdown_ = false;
@@ -232,6 +437,13 @@ WorkerServer::~WorkerServer() {
 
 int WorkerServer::port() const { return impl_->port; }
 void WorkerServer::wait_for_shutdown() { impl_->handler->wait_for_shutdown(); }
+bool WorkerServer::wait_for_shutdown_for(std::chrono::milliseconds timeout) {
+  return impl_->handler->wait_for_shutdown_for(timeout);
+}
+void WorkerServer::stop_taking_closures(const std::string& reason) {
+  impl_->handler->stop_taking_closures(reason);
+}
+void WorkerServer::wait_until_idle() { impl_->handler->wait_until_idle(); }
 int64_t WorkerServer::closures_run() const { return impl_->handler->closures_run(); }
 
 }  // namespace strata::distribute

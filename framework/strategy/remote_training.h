@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "framework/callbacks/logs.h"
@@ -25,8 +26,10 @@ class RemoteTrainingSession {
   // Schedules `steps` training steps of (0-based) `epoch` on the workers, waits until all have
   // run and returns the logs of the epoch's last scheduled step (the metrics its worker
   // accumulated over its own steps of the epoch, as TensorFlow reports). A step's error is
-  // raised here.
-  virtual Logs run_epoch(int epoch, int64_t steps) = 0;
+  // raised here. When SIGTERM / SIGINT arrives meanwhile (TerminationSignalScope::pending), it
+  // stops at a step boundary: the steps not started are dropped, the running ones waited for,
+  // and it returns nullopt (the trainer then lets callbacks save on preemption).
+  virtual std::optional<Logs> run_epoch(int epoch, int64_t steps) = 0;
 };
 
 class RemoteTraining {

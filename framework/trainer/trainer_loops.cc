@@ -388,7 +388,21 @@ History Trainer::run_remote_fit(distribute::RemoteTraining& remote, const Datase
     m.progress_.epoch = epoch;
     m.progress_.step = 0;
     callbacks.on_epoch_begin(epoch, Logs());
-    Logs epoch_logs = session->run_epoch(epoch, o.steps_per_epoch_);
+    std::optional<Logs> ran = session->run_epoch(epoch, o.steps_per_epoch_);
+    if (!ran) {
+      // Stopped by a signal at a step boundary inside the epoch: a backup made now resumes at
+      // this epoch's start (the workers' datasets cannot be positioned), with the updates so far.
+      const int sig = TerminationSignalScope::pending();
+      callbacks.on_preemption(sig);
+      throw TrainingInterrupted(
+          std::string("Model.fit: stopped by ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
+              " during epoch " + std::to_string(epoch + 1) +
+              " (the steps running finished, the rest were dropped; callbacks saved what they "
+              "save on preemption: with BackupAndRestore, run the same command again to resume "
+              "at this epoch; without such a callback, nothing was saved)",
+          sig);
+    }
+    Logs epoch_logs = std::move(*ran);
     m.progress_.step = o.steps_per_epoch_;
     if (validation && (epoch + 1) % o.validation_freq_ == 0) {
       // Inline on the coordinator, reading the variables from the ps tasks.
@@ -398,6 +412,9 @@ History Trainer::run_remote_fit(distribute::RemoteTraining& remote, const Datase
     }
     callbacks.on_epoch_end(epoch, epoch_logs);
     if (const int sig = TerminationSignalScope::pending()) {
+      // The epoch is whole: a backup made now resumes at the next one (not this one again).
+      m.progress_.epoch = epoch + 1;
+      m.progress_.step = 0;
       callbacks.on_preemption(sig);
       throw TrainingInterrupted(
           std::string("Model.fit: stopped by ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +

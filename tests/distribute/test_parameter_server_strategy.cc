@@ -4,7 +4,11 @@
 // over both, TensorFlow's tutorial shapes). A worker server that goes away mid-training has its
 // closures re-run elsewhere and is re-admitted when it is back; a ps that goes away is fatal and
 // named; a step's error comes out of join().
+#include <unistd.h>
+
+#include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <thread>
 
 #include "distribute/parameter_server/cluster_coordinator.h"
@@ -26,7 +30,24 @@ using namespace std::chrono_literals;
 
 // The in-process cluster (ps_local_cluster.h), with the test task's functions registered.
 struct LocalCluster : PsLocalCluster {
-  LocalCluster() { register_ps_test_functions(); }
+  explicit LocalCluster(ParameterServerOptions options = fast_options()) : PsLocalCluster(options) {
+    register_ps_test_functions();
+  }
+};
+
+// A fresh directory under the test temp dir, removed at the end.
+struct TempDirectory {
+  explicit TempDirectory(const std::string& name)
+      : path(::testing::TempDir() + name + "_" + std::to_string(::getpid()) + "_" +
+             std::to_string(counter()++)) {
+    std::filesystem::remove_all(path);
+  }
+  ~TempDirectory() { std::filesystem::remove_all(path); }
+  static int& counter() {
+    static int n = 0;
+    return n;
+  }
+  std::string path;
 };
 
 TEST(ParameterServerStrategy, TutorialModelShardsOverBothPsAndTrainsAsynchronously) {
@@ -49,10 +70,14 @@ TEST(ParameterServerStrategy, TutorialModelShardsOverBothPsAndTrainsAsynchronous
   coordinator.set_model(*model);
   PerWorkerIterator it = coordinator.create_per_worker_dataset("ps_test_data").iterator();
   std::vector<RemoteValue> losses;
+  // Two closures that meet first: both workers train, whatever the CPU load.
+  TempDirectory meeting("ps_strategy_meet");
+  coordinator.schedule("ps_test_meet", ps_test_meet_args(meeting.path, 2));
+  coordinator.schedule("ps_test_meet", ps_test_meet_args(meeting.path, 2));
   for (int i = 0; i < 60; ++i) losses.push_back(coordinator.schedule("ps_test_train", {}, &it));
   coordinator.join();
   const std::vector<int64_t> done = coordinator.closures_completed_per_worker();
-  EXPECT_EQ(done[0] + done[1], 60);
+  EXPECT_EQ(done[0] + done[1], 62);
   EXPECT_GT(done[0], 0);
   EXPECT_GT(done[1], 0);
   // It learned: the coordinator's model reads the ps tasks' variables.
@@ -72,7 +97,7 @@ TEST(ParameterServerStrategy, WorkerThatGoesAwayHasItsStepsRunElsewhereAndIsRead
   PerWorkerIterator it = coordinator.create_per_worker_dataset("ps_test_data").iterator();
   std::vector<RemoteValue> steps;
   for (int i = 0; i < 40; ++i) steps.push_back(coordinator.schedule("ps_test_slow_train", {}, &it));
-  std::this_thread::sleep_for(200ms);
+  ASSERT_TRUE(eventually([&] { return cluster.workers[1]->closures_run() >= 2; }));
   cluster.workers[1].reset();  // worker 1 stops serving mid-training
   for (int i = 0; i < 40; ++i) steps.push_back(coordinator.schedule("ps_test_slow_train", {}, &it));
   coordinator.join();
@@ -82,11 +107,13 @@ TEST(ParameterServerStrategy, WorkerThatGoesAwayHasItsStepsRunElsewhereAndIsRead
   // Worker 1 comes back on its address: re-admitted with its dataset rebuilt, takes steps again.
   cluster.workers[1] = WorkerServer::start("localhost:" + std::to_string(cluster.worker_ports[1]),
                                            cluster.worker_strategies[1], 1);
-  for (int i = 0; i < 200 && coordinator.worker_preparations(1) < 2; ++i) {
-    std::this_thread::sleep_for(20ms);
-  }
+  ASSERT_TRUE(eventually([&] { return coordinator.worker_preparations(1) >= 2; }));
   EXPECT_EQ(coordinator.worker_preparations(1), 2);
-  for (int i = 0; i < 40; ++i) coordinator.schedule("ps_test_slow_train", {}, &it);
+  // Two closures that meet run on both workers: the restarted worker 1 takes closures again.
+  TempDirectory meeting("ps_strategy_meet");
+  coordinator.schedule("ps_test_meet", ps_test_meet_args(meeting.path, 2));
+  coordinator.schedule("ps_test_meet", ps_test_meet_args(meeting.path, 2));
+  for (int i = 0; i < 20; ++i) coordinator.schedule("ps_test_slow_train", {}, &it);
   coordinator.join();
   EXPECT_GT(cluster.workers[1]->closures_run(), 0);
 }
@@ -137,6 +164,106 @@ TEST(ParameterServerStrategy, StepErrorComesOutOfJoinAsItsClass) {
   // An unknown function is the worker's error, naming what is registered.
   coordinator.schedule("no_such_step");
   EXPECT_THROW(coordinator.join(), ValueError);
+}
+
+std::atomic<int> g_sleep_starts{0}, g_sleeping{0}, g_most_sleeping{0}, g_big_runs{0};
+
+// "ps_test_sleep" (args[0] ms; counts its starts and how many run at once), "ps_test_big"
+// (a result of 2 MiB).
+void register_timing_functions() {
+  register_step_function("ps_test_sleep", [](StepContext& ctx) {
+    ++g_sleep_starts;
+    const int now = ++g_sleeping;
+    for (int most = g_most_sleeping; now > most && !g_most_sleeping.compare_exchange_weak(most, now);) {
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(ctx.args.at(0).item<int64_t>()));
+    --g_sleeping;
+    return std::vector<Tensor>{};
+  });
+  register_step_function("ps_test_big", [](StepContext&) {
+    ++g_big_runs;
+    return std::vector<Tensor>{zeros({512, 1024}, DType::kFloat32)};
+  });
+}
+
+Tensor milliseconds(int64_t ms) { return Tensor::from_vector(std::vector<int64_t>{ms}, Shape{}); }
+
+// A step longer than closure_timeout_seconds, on a worker that still answers: an error naming
+// the option, from join(); the step ran once, never on two workers at once (it may be applying
+// updates); its worker takes closures again once the step is over.
+TEST(ParameterServerStrategy, StepLongerThanTheClosureTimeoutIsAnErrorAndRunsOnce) {
+  LocalCluster cluster;
+  register_timing_functions();
+  g_sleep_starts = 0;
+  g_most_sleeping = 0;
+  auto strategy = cluster.strategy(nullptr);
+  CoordinatorOptions options = LocalCluster::coordinator_options();
+  options.closure_timeout_seconds = 0.3;
+  ClusterCoordinator coordinator(strategy, options);
+  RemoteValue slow = coordinator.schedule("ps_test_sleep", {milliseconds(1500)});
+  const std::exception_ptr error = bounded_join(coordinator);
+  ASSERT_TRUE(error) << "join() returned although the step ran past the closure timeout";
+  try {
+    std::rethrow_exception(error);
+  } catch (const CoordinationError& e) {
+    EXPECT_NE(std::string(e.what()).find("closure_timeout_seconds"), std::string::npos)
+        << e.what();
+    EXPECT_EQ(std::string(e.what()).find("the test: join() waited"), std::string::npos);
+  }
+  EXPECT_THROW(slow.fetch(), CoordinationError);
+  // Both workers take closures again (the slow one once its step is over).
+  ASSERT_TRUE(eventually([&] {
+    return coordinator.worker_available(0) && coordinator.worker_available(1);
+  }));
+  TempDirectory meeting("ps_strategy_meet");
+  coordinator.schedule("ps_test_meet", ps_test_meet_args(meeting.path, 2));
+  coordinator.schedule("ps_test_meet", ps_test_meet_args(meeting.path, 2));
+  EXPECT_FALSE(bounded_join(coordinator));
+  EXPECT_EQ(g_sleep_starts, 1) << "the timed-out step was run again";
+  EXPECT_EQ(g_most_sleeping, 1);
+  EXPECT_EQ(coordinator.closures_requeued(), 0);
+}
+
+// A result over max_message_bytes: a ResourceExhaustedError from join() naming the option;
+// the step ran once (each run of a train step pushes its updates).
+TEST(ParameterServerStrategy, ResultOverMaxMessageBytesIsAnErrorAndTheStepRunsOnce) {
+  ParameterServerOptions small = PsLocalCluster::fast_options();
+  small.max_message_bytes = size_t(1) << 20;
+  LocalCluster cluster(small);
+  register_timing_functions();
+  g_big_runs = 0;
+  ClusterCoordinator coordinator(cluster.strategy(nullptr), LocalCluster::coordinator_options());
+  coordinator.schedule("ps_test_big");
+  const std::exception_ptr error = bounded_join(coordinator);
+  ASSERT_TRUE(error);
+  try {
+    std::rethrow_exception(error);
+  } catch (const ResourceExhaustedError& e) {
+    EXPECT_NE(std::string(e.what()).find("max_message_bytes"), std::string::npos) << e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "expected a ResourceExhaustedError, got: " << e.what();
+  }
+  EXPECT_EQ(g_big_runs, 1);
+  EXPECT_EQ(coordinator.closures_requeued(), 0);
+}
+
+// A variable whose part cannot travel to its ps is refused before its initial value is made.
+TEST(ParameterServerStrategy, VariableOverMaxMessageBytesIsAValueErrorBeforeAllocation) {
+  ParameterServerOptions small = PsLocalCluster::fast_options();
+  small.max_message_bytes = size_t(1) << 20;
+  LocalCluster cluster(small);
+  auto strategy = cluster.strategy(nullptr);
+  auto scope = strategy->scope();
+  // 4e12 parameters: made, it would be 16 TB.
+  auto huge = std::make_shared<Sequential>(std::vector<std::shared_ptr<Layer>>{
+      std::make_shared<Dense>(int64_t(2000000))});
+  try {
+    huge->build({-1, 2000000});
+    FAIL() << "built";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("max_message_bytes"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("variable_partitioner"), std::string::npos) << e.what();
+  }
 }
 
 TEST(ParameterServerStrategy, ClusterWithoutPsOrWorkerIsAValueError) {

@@ -4,8 +4,12 @@
 // step on their own datasets; epoch-level callbacks run here and read the ps variables.
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "distribute/parameter_server/cluster_coordinator.h"
 #include "distribute/parameter_server/parameter_server_strategy.h"
@@ -38,10 +42,31 @@ std::pair<Tensor, Tensor> points(int n, int seed) {
   return {Tensor::from_vector(xs, Shape{n, 2}), Tensor::from_vector(ys, Shape{n})};
 }
 
+// Workers whose first batch of "ps_fit_meet_data" was drawn.
+std::atomic<int> g_meet_arrivals{0};
+
 void register_fit_functions() {
   register_dataset_function("ps_fit_data", [](const DatasetContext& ctx) {
     auto [x, y] = points(512, ctx.worker_index);
     return data::Dataset::from_tensor_slices({x, y}).shuffle(128, 3).repeat().batch(16);
+  });
+  // The same, but a worker's first batch waits (up to 30 s) until both workers drew theirs:
+  // the first step on one worker cannot end before the other worker ran one, so both train,
+  // whatever the CPU load.
+  register_dataset_function("ps_fit_meet_data", [](const DatasetContext& ctx) {
+    auto [x, y] = points(512, ctx.worker_index);
+    auto first = std::make_shared<std::atomic<bool>>(true);
+    return data::Dataset::from_tensor_slices({x, y}).shuffle(128, 3).repeat().batch(16).map(
+        [first](const data::Element& batch) {
+          if (first->exchange(false)) {
+            ++g_meet_arrivals;
+            const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+            while (g_meet_arrivals < 2 && std::chrono::steady_clock::now() < deadline) {
+              std::this_thread::sleep_for(std::chrono::milliseconds(2));
+            }
+          }
+          return batch;
+        });
   });
 }
 
@@ -108,7 +133,8 @@ TEST(PsFit, DatasetCreatorTrainsOnTheWorkersAndHistoryHasEveryEpoch) {
   // A coordinator that lives for the strategy is the one fit schedules on.
   ClusterCoordinator coordinator(strategy, PsLocalCluster::coordinator_options());
   auto epochs = std::make_shared<CountEpochs>();
-  const History history = model->fit(DatasetCreator("ps_fit_data"),
+  g_meet_arrivals = 0;
+  const History history = model->fit(DatasetCreator("ps_fit_meet_data"),
                                      fit_options().callbacks({epochs}));
   ASSERT_EQ(history.history.at("loss").size(), 3u);
   ASSERT_EQ(history.history.at("accuracy").size(), 3u);
@@ -205,6 +231,100 @@ TEST(PsFit, BackupAndRestoreResumesAtTheNextEpochAndTensorBoardWritesEpochs) {
       fit_options().callbacks({std::make_shared<BackupAndRestore>(backup_dir)}));
   EXPECT_EQ(history.epoch, std::vector<int>{2});
   EXPECT_FALSE(fs::exists(fs::path(backup_dir) / "backup.h5"));  // deleted at the end
+}
+
+// SIGTERM in the middle of an epoch (raised by a worker's input pipeline at the epoch's 5th
+// batch: the workers run in this process): fit stops at a step boundary, the steps running
+// finish, the rest of the epoch is dropped, BackupAndRestore saves on preemption, and fit
+// throws TrainingInterrupted naming the epoch. Run again, it resumes at that epoch's start.
+// (The steps after the signal wait until the coordinator dropped the queued ones: whatever
+// the load, the epoch cannot have finished before fit saw the signal.)
+std::atomic<int64_t> g_signal_batches{0};
+std::atomic<int64_t> g_signal_at{-1};
+ClusterCoordinator* g_signal_coordinator = nullptr;
+
+void register_signal_functions() {
+  register_dataset_function("ps_fit_signal_data", [](const DatasetContext& ctx) {
+    auto [x, y] = points(512, ctx.worker_index);
+    return data::Dataset::from_tensor_slices({x, y}).repeat().batch(16).map(
+        [](const data::Element& batch) {
+          const int64_t n = ++g_signal_batches;
+          if (n == g_signal_at) std::raise(SIGTERM);
+          if (g_signal_at >= 0 && n > g_signal_at) {
+            const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+            while (g_signal_coordinator->closures_queued() > 0 &&
+                   std::chrono::steady_clock::now() < deadline) {
+              std::this_thread::sleep_for(std::chrono::milliseconds(2));
+            }
+          }
+          return batch;
+        });
+  });
+}
+
+TEST(PsFit, SignalDuringAnEpochStopsAtAStepBoundaryAndTheBackupResumesThatEpoch) {
+  Cluster cluster;
+  register_signal_functions();
+  auto strategy = cluster.strategy(nullptr);
+  auto model = classifier_in(strategy);
+  ClusterCoordinator coordinator(strategy, PsLocalCluster::coordinator_options());
+  g_signal_coordinator = &coordinator;
+  g_signal_batches = 0;
+  g_signal_at = 20 + 5;  // epoch 2's 5th batch
+  const TempDir tmp("signal_during");
+  const std::string backup_dir = (tmp.path / "backup").string();
+  try {
+    model->fit(DatasetCreator("ps_fit_signal_data"),
+               fit_options().callbacks({std::make_shared<BackupAndRestore>(backup_dir)}));
+    FAIL() << "fit ran to its end";
+  } catch (const TrainingInterrupted& e) {
+    EXPECT_EQ(e.signal(), SIGTERM);
+    EXPECT_NE(std::string(e.what()).find("stopped by SIGTERM during epoch 2"), std::string::npos)
+        << e.what();
+  }
+  const std::vector<int64_t> done = coordinator.closures_completed_per_worker();
+  EXPECT_LT(done[0] + done[1], 40) << "epoch 2 ran to its end";
+  EXPECT_GE(done[0] + done[1], 25);
+  EXPECT_TRUE(fs::exists(fs::path(backup_dir) / "backup.h5"));
+  g_signal_at = -1;
+  const History history = model->fit(
+      DatasetCreator("ps_fit_signal_data"),
+      fit_options().callbacks({std::make_shared<BackupAndRestore>(backup_dir)}));
+  EXPECT_EQ(history.epoch, (std::vector<int>{1, 2}));
+  g_signal_coordinator = nullptr;
+}
+
+// SIGTERM after an epoch's last step (here from its on_epoch_end): the epoch is whole, so the
+// backup made on preemption resumes at the next epoch, not this one again.
+struct SignalAtEpochEnd : EpochCallback {
+  explicit SignalAtEpochEnd(int at) : at(at) {}
+  void on_epoch_end(int epoch, const Logs&) override {
+    if (epoch == at) std::raise(SIGTERM);
+  }
+  int at;
+};
+
+TEST(PsFit, SignalAfterAnEpochsLastStepResumesAtTheNextEpoch) {
+  Cluster cluster;
+  auto strategy = cluster.strategy(nullptr);
+  auto model = classifier_in(strategy);
+  ClusterCoordinator coordinator(strategy, PsLocalCluster::coordinator_options());
+  const TempDir tmp("signal_after");
+  const std::string backup_dir = (tmp.path / "backup").string();
+  try {
+    model->fit(DatasetCreator("ps_fit_data"),
+               fit_options().callbacks({std::make_shared<BackupAndRestore>(backup_dir),
+                                        std::make_shared<SignalAtEpochEnd>(0)}));
+    FAIL() << "fit ran to its end";
+  } catch (const TrainingInterrupted& e) {
+    EXPECT_NE(std::string(e.what()).find("after epoch 1"), std::string::npos) << e.what();
+  }
+  const std::vector<int64_t> done = coordinator.closures_completed_per_worker();
+  EXPECT_EQ(done[0] + done[1], 20);
+  const History history = model->fit(
+      DatasetCreator("ps_fit_data"),
+      fit_options().callbacks({std::make_shared<BackupAndRestore>(backup_dir)}));
+  EXPECT_EQ(history.epoch, (std::vector<int>{1, 2}));
 }
 
 TEST(PsFit, WeightsMoveBetweenParameterServersAndNoStrategy) {

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -37,16 +39,34 @@ struct Data {
   data::Dataset dataset() const { return data::Dataset::from_tensor_slices({x, y}).batch(8); }
 };
 
-// Collects the evaluator's messages.
+// Collects the evaluator's messages (from the evaluator's thread; read from another).
 struct Messages {
   std::vector<std::string> lines;
+  mutable std::mutex mutex;
+  std::condition_variable cv;
   std::function<void(const std::string&)> sink() {
-    return [this](const std::string& line) { lines.push_back(line); };
+    return [this](const std::string& line) {
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        lines.push_back(line);
+      }
+      cv.notify_all();
+    };
   }
   int count(const std::string& part) const {
+    std::lock_guard<std::mutex> lock(mutex);
     int n = 0;
     for (const auto& l : lines) n += l.find(part) != std::string::npos;
     return n;
+  }
+  // Waits (at most 30 s) until `n` lines hold `part`; whether they do.
+  bool wait_for(const std::string& part, int n) {
+    std::unique_lock<std::mutex> lock(mutex);
+    return cv.wait_for(lock, std::chrono::seconds(30), [&] {
+      int seen = 0;
+      for (const auto& l : lines) seen += l.find(part) != std::string::npos;
+      return seen >= n;
+    });
   }
 };
 
@@ -159,7 +179,9 @@ TEST(SidecarEvaluator, FullModelFilesAlreadyPresentThenTimeoutEndsCleanly) {
 }
 
 // A fixed-name ModelCheckpoint rewrites one file: each rewrite is a new checkpoint, and with no
-// number in the name the summary step is the evaluation's count.
+// number in the name the summary step is the evaluation's count. The trainer rewrites it only
+// once the sidecar has evaluated the previous version (a sidecar slower than two rewrites sees
+// only the last one: TensorFlow's evaluates the latest checkpoint too), whatever the load.
 TEST(SidecarEvaluator, RewrittenFileIsEvaluatedAgain) {
   set_random_seed(6);
   TempDir dir;
@@ -167,13 +189,21 @@ TEST(SidecarEvaluator, RewrittenFileIsEvaluatedAgain) {
   const std::string path = ckpt_dir + "/latest.weights.h5";
   Data data;
   auto trainer = compiled_model();
+  Messages messages;
   std::string train_error;
   std::thread train([&] {
     try {
       auto ckpt = std::make_shared<ModelCheckpoint>(
           path, ModelCheckpointOptions().save_weights_only(true));
       auto pace = std::make_shared<LambdaCallback>(LambdaCallbackOptions().on_epoch_end(
-          [](int, const Logs&) { std::this_thread::sleep_for(std::chrono::milliseconds(400)); }));
+          [&messages](int epoch, const Logs&) {
+            if (!messages.wait_for("evaluated '", epoch + 1)) {
+              throw IOError("the sidecar did not evaluate checkpoint " +
+                            std::to_string(epoch + 1) + " within 30 s");
+            }
+            // A rewrite in the same clock tick would look unchanged (same path, same mtime).
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+          }));
       trainer->fit(data.x, data.y,
                    FitOptions().epochs(2).batch_size(8).verbose(0).callbacks({ckpt, pace}));
     } catch (const std::exception& e) {
@@ -185,7 +215,7 @@ TEST(SidecarEvaluator, RewrittenFileIsEvaluatedAgain) {
                                .max_evaluations(2)
                                .poll_interval_seconds(0.05)
                                .timeout_seconds(20)
-                               .log([](const std::string&) {}));
+                               .log(messages.sink()));
   std::vector<SidecarEvaluation> history;
   try {
     history = sidecar.start();
