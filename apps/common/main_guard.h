@@ -2,7 +2,8 @@
 // from the standard library escapes as "terminate called after throwing ...":
 //   2          bad flags (FlagError)
 //   128 + sig  training stopped by SIGTERM / SIGINT (what shells and schedulers expect of a
-//              signalled process)
+//              signalled process); in a multi-worker job every worker exits so when any one
+//              of them was signalled (the job stopped together and the chief saved)
 //   1          everything else: errors Strata reports (missing data, bad shapes, an unusable
 //              --model_dir, ...), out of memory, a failed file-system call, a bug.
 #pragma once
