@@ -8,6 +8,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <regex>
 #include <string>
@@ -109,6 +110,53 @@ TEST(AppMultiWorkerPreemption, ResnetCifarSigtermToTheLauncherSavesAndTheRerunRe
   EXPECT_TRUE(fs::exists(dir / "model.h5"));
 }
 
+// The pid of the launcher's worker task `index` (its TF_CONFIG's task), or -1.
+pid_t worker_pid(pid_t launcher, int index) {
+  const std::regex task("TF_CONFIG=.*\"task\": ?\\{[^}]*\"index\": ?" + std::to_string(index) + "\\b");
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::string stat = read_text((entry.path() / "stat").string());
+    const size_t close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    int parent = 0;
+    if (std::sscanf(stat.c_str() + close + 1, " %*c %d", &parent) != 1 || parent != launcher) continue;
+    std::string environ = read_text((entry.path() / "environ").string());
+    for (char& c : environ) c = c == '\0' ? '\n' : c;
+    if (std::regex_search(environ, task)) return pid_t(std::stoi(name));
+  }
+  return -1;
+}
+
+TEST(AppMultiWorkerPreemption, ResnetCifarSigtermToOneWorkerStopsTheJobAndTheRerunResumes) {
+  // As Kubernetes evicting one pod: only worker 1 gets SIGTERM. Its flag reaches the chief with
+  // the next step's all-gather; both stop there, the chief saves, both exit 143.
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "run";
+  const std::string output = (tmp.path() / "launch.txt").string();
+  const pid_t launcher = start_app(resnet_job(dir, 100000), output);
+  ASSERT_TRUE(wait_for_output(output, "[worker 1] TimeHistory:")) << read_text(output);
+  const pid_t worker1 = worker_pid(launcher, 1);
+  ASSERT_GT(worker1, 0) << "worker 1 not found among the launcher's children";
+  ::kill(worker1, SIGTERM);
+  const AppResult stopped = wait_app(launcher, output);
+  EXPECT_EQ(stopped.exit_code, 128 + SIGTERM) << stopped.output;
+  EXPECT_EQ(stopped.output.find("sending SIGKILL"), std::string::npos) << stopped.output;
+  EXPECT_EQ(stopped.output.find("error:"), std::string::npos) << stopped.output;
+  EXPECT_NE(stopped.output.find("worker 1 (localhost:"), std::string::npos) << stopped.output;
+  EXPECT_TRUE(fs::exists(dir / "backup" / "backup.h5")) << "the chief's backup";
+  const std::smatch at = stopped_at(stopped.output);
+  ASSERT_FALSE(at.empty());
+  const int64_t batch = std::stoll(at[3].str());
+  const AppResult rerun = run_app(resnet_job(dir, batch + 1));
+  ASSERT_EQ(rerun.exit_code, 0) << rerun.output;
+  EXPECT_NE(rerun.output.find("[worker 0] BackupAndRestore: resuming from " +
+                              (dir / "backup" / "backup.h5").string() + " at epoch 1, batch " +
+                              std::to_string(batch)),
+            std::string::npos) << rerun.output;
+  EXPECT_NE(rerun.output.find("[worker 0] Trained 1 steps"), std::string::npos) << rerun.output;
+}
+
 // A small MNIST in IDX files (the real one need not be installed): labels i % 10.
 void write_fake_mnist(const fs::path& dir) {
   fs::create_directories(dir);
@@ -130,7 +178,7 @@ void write_fake_mnist(const fs::path& dir) {
 
 std::vector<std::string> mnist_job(const fs::path& data, const fs::path& model_dir, int epochs) {
   return launch({STRATA_MNIST_BIN, "--distribution_strategy=multi_worker_mirrored",
-                 "--model=seed_cnn", "--data_dir=" + data.string(), "--batch_size=8",
+                 "--model=convnet", "--data_dir=" + data.string(), "--batch_size=8",
                  "--steps_per_epoch=4", "--epochs=" + std::to_string(epochs), "--verbose=2",
                  "--model_dir=" + model_dir.string()});
 }
