@@ -20,6 +20,12 @@
 
 namespace apps {
 
+// Training stopped by `signal` and the reason is printed already (fit_explaining_interruption
+// does so before the strategy leaves the job): guarded_main only exits with 128 + signal.
+struct ReportedInterruption {
+  int signal;
+};
+
 template <typename Body>
 int guarded_main(Body&& body) {
   try {
@@ -27,6 +33,8 @@ int guarded_main(Body&& body) {
   } catch (const FlagError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 2;
+  } catch (const ReportedInterruption& e) {
+    return 128 + e.signal;
   } catch (const strata::TrainingInterrupted& e) {
     std::cerr << e.what() << "\n";
     return 128 + e.signal();
