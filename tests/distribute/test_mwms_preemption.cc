@@ -324,9 +324,9 @@ class MultiWorkerPreemption : public ::testing::Test {
 
   std::string out(int w) const { return dir_ + "/out_" + std::to_string(w); }
 
-  // Runs a job of `workers` workers of `scenario` on `backup_dir`; `holds[w]` makes worker w
-  // hold there; `signal_when_held` is called (with the job) once every holding worker reports
-  // that it holds, or once a first step is reported when no worker holds at a fixed point.
+  // Runs a job of `workers` workers of `scenario` on `backup_dir` to its end; `holds[w]` makes
+  // worker w hold there (kHold); `act` runs once all are started (it waits for what it needs,
+  // then signals), before the workers are waited for.
   Job run_job(int workers, const std::string& scenario, const std::string& backup_dir,
               const std::vector<std::string>& holds = {},
               const std::function<void(WorkerProcesses&)>& act = {}) {
