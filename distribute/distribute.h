@@ -12,5 +12,6 @@
 #include "distribute/mirrored_strategy.h"
 #include "distribute/multi_worker_mirrored_strategy.h"
 #include "distribute/one_device_strategy.h"
+#include "distribute/preemption_checkpoint_handler.h"
 #include "framework/config/devices.h"
 #include "framework/strategy/strategy.h"

@@ -16,6 +16,7 @@
 #include "framework/ops/shape_ops.h"
 #include "framework/strategy/batch_split.h"
 #include "framework/strategy/gradient_reducer.h"
+#include "framework/trainer/termination_signals.h"
 
 namespace strata::distribute {
 namespace {
@@ -229,8 +230,10 @@ void MultiWorkerMirroredStrategy::synchronize_state() {
     v->assign(v->components()[0]->value().clone());  // outside replicas: every copy
   }
   // One all-gather of [every metric variable's local sum..., every deferred mean's sum of this
-  // worker's copies..., the random generator's offset]. Every worker made the same variables in
-  // the same order, so the layouts agree.
+  // worker's copies..., the random generator's offset, this worker's pending termination
+  // signal]. Every worker made the same variables in the same order, so the layouts agree.
+  // The signal is read once, here: one that arrives later travels with the next step's
+  // all-gather, so every worker sees the same flags after the same step (zero extra messages).
   std::vector<Tensor> local;
   std::vector<Tensor> parts;
   for (const auto& v : vars) {
@@ -243,7 +246,8 @@ void MultiWorkerMirroredStrategy::synchronize_state() {
     parts.push_back(sum);
   }
   const GeneratorState generator = get_generator_state();
-  parts.push_back(Tensor::from_vector<double>({double(generator.offset)}));
+  parts.push_back(Tensor::from_vector<double>(
+      {double(generator.offset), double(TerminationSignalScope::pending())}));
   const Tensor mine = parts.size() == 1 ? parts[0] : concat(parts, 0);
   const int64_t width = mine.numel();
   const Tensor all = cluster_->communicator()->all_gather(mine);
@@ -281,6 +285,22 @@ void MultiWorkerMirroredStrategy::synchronize_state() {
     next.offset = std::max(next.offset, uint64_t(values[size_t(w * width + at)]));
   }
   set_generator_state(next);
+  ++at;
+  // Termination: the first worker, in worker order, that has a signal pending (a pending signal
+  // stays pending until its fit() ends, so once seen it is seen at every later step too).
+  TerminationRequest request;
+  for (int w = 0; w < num_workers() && !request; ++w) {
+    const double signal = values[size_t(w * width + at)];
+    if (signal > 0 && signal < 256) request = TerminationRequest{int(signal), task_name(w)};
+  }
+  std::lock_guard<std::mutex> lock(termination_mutex_);
+  termination_ = std::move(request);
+}
+
+Strategy::TerminationRequest MultiWorkerMirroredStrategy::termination_request() const {
+  if (!cluster_) return Strategy::termination_request();  // a single worker: its own signal
+  std::lock_guard<std::mutex> lock(termination_mutex_);
+  return termination_;
 }
 
 void MultiWorkerMirroredStrategy::sum_across_workers(Tensor& total, double& count) const {

@@ -56,6 +56,9 @@ class MultiWorkerMirroredStrategy final : public Strategy {
   Tensor gather_outputs(const PerReplica& outputs, const DistributedBatch& batch) override;
   size_t gradient_bucket_bytes() const override;
   int64_t agree_on_unsharded_batch(int64_t samples, uint64_t fingerprint, bool first) override;
+  // What the last step's state all-gather carried: the first worker (in worker order) whose
+  // SIGTERM / SIGINT was pending when it joined that all-gather. The same on every worker.
+  TerminationRequest termination_request() const override;
 
   const ClusterResolver& cluster_resolver() const { return *resolver_; }
   const CommunicationOptions& communication_options() const { return options_; }
@@ -69,7 +72,8 @@ class MultiWorkerMirroredStrategy final : public Strategy {
  private:
   // After every step, on every worker alike (one all-gather): each SyncOnRead variable (metric
   // state) learns the other workers' sum, the mirrored aggregations deferred to the step's end
-  // (MirroredVariable::defer_aggregation_to_step_end) are done, and the random generators agree.
+  // (MirroredVariable::defer_aggregation_to_step_end) are done, the random generators agree,
+  // and every worker learns which workers received a termination signal (termination_request).
   void synchronize_state();
 
   std::shared_ptr<ClusterResolver> resolver_;
@@ -81,6 +85,8 @@ class MultiWorkerMirroredStrategy final : public Strategy {
   // The deferred kMean variables, and the kOnlyFirstReplica ones (also guarded by the mutex).
   std::vector<std::weak_ptr<MirroredVariable>> step_end_means_;
   std::vector<std::weak_ptr<MirroredVariable>> step_end_first_replica_;
+  mutable std::mutex termination_mutex_;  // guards termination_ (set and read on any thread)
+  TerminationRequest termination_;        // as the last state all-gather carried it
 };
 
 }  // namespace strata::distribute

@@ -2,7 +2,8 @@
 // from the standard library escapes as "terminate called after throwing ...":
 //   2          bad flags (FlagError)
 //   128 + sig  training stopped by SIGTERM / SIGINT (what shells and schedulers expect of a
-//              signalled process)
+//              signalled process); in a multi-worker job every worker exits so when any one
+//              of them was signalled (the job stopped together and the chief saved)
 //   1          everything else: errors Strata reports (missing data, bad shapes, an unusable
 //              --model_dir, ...), out of memory, a failed file-system call, a bug.
 #pragma once
@@ -19,6 +20,12 @@
 
 namespace apps {
 
+// Training stopped by `signal` and the reason is printed already (fit_explaining_interruption
+// does so before the strategy leaves the job): guarded_main only exits with 128 + signal.
+struct ReportedInterruption {
+  int signal;
+};
+
 template <typename Body>
 int guarded_main(Body&& body) {
   try {
@@ -26,6 +33,8 @@ int guarded_main(Body&& body) {
   } catch (const FlagError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 2;
+  } catch (const ReportedInterruption& e) {
+    return 128 + e.signal;
   } catch (const strata::TrainingInterrupted& e) {
     std::cerr << e.what() << "\n";
     return 128 + e.signal();

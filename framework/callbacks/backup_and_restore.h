@@ -4,7 +4,10 @@
 // exists, training resumes exactly there, so a run killed at any moment (SIGKILL included) and
 // started again with the same command ends with the weights an uninterrupted run would have
 // had, bit for bit on the CPU. On SIGTERM / SIGINT fit() finishes its step, this callback
-// writes a backup (save_before_preemption) and fit() stops with TrainingInterrupted.
+// writes a backup (save_before_preemption) and fit() stops with TrainingInterrupted. Under
+// MultiWorkerMirroredStrategy a signal to any worker stops every worker after the same step;
+// the chief writes the backup there (the others a workertemp copy, removed at once), and the
+// whole job started again resumes from it.
 //
 // Two generations are kept: backup.h5 (the newest) and backup.previous.h5 (the one before it).
 // Each backup is written to a temporary file first; the newest, if its checksum verifies, is then

@@ -29,8 +29,8 @@ class Callback {
   virtual void on_predict_end(const Logs& logs) {}
   virtual void on_predict_batch_begin(int batch, const Logs& logs) {}
   virtual void on_predict_batch_end(int batch, const Logs& logs) {}
-  // fit() received SIGTERM or SIGINT (`signal`): the current step has finished and fit() is
-  // about to stop with TrainingInterrupted; save whatever must survive (BackupAndRestore).
+  // SIGTERM or SIGINT (`signal`) reached fit (any worker of a multi-worker job: all are called
+  // after the same step); it stops with TrainingInterrupted next: save what must survive.
   virtual void on_preemption(int signal) {}
 
   // Whether this callback does something at batch level (a train, test or predict batch hook).

@@ -65,9 +65,9 @@ class IOError : public Error {
   using Error::Error;
 };
 
-// fit() stopped early because the process received SIGTERM or SIGINT (a scheduler's
-// preemption, Ctrl-C): the current step finished and callbacks saved what they save on
-// preemption (BackupAndRestore writes its backup). Apps exit with 128 + signal().
+// fit() stopped early: SIGTERM or SIGINT (preemption, Ctrl-C) reached this process or, in a
+// multi-worker job, any worker (all stop after the same step); the step finished, callbacks
+// saved what they save on preemption (BackupAndRestore's backup). Apps exit 128 + signal().
 class TrainingInterrupted : public Error {
  public:
   TrainingInterrupted(const std::string& what, int signal) : Error(what), signal_(signal) {}

@@ -8,6 +8,7 @@
 #include "framework/strategy/batch_split.h"
 #include "framework/strategy/gradient_reducer.h"
 #include "framework/strategy/replica_context.h"
+#include "framework/trainer/termination_signals.h"
 
 namespace strata::distribute {
 namespace {
@@ -117,6 +118,10 @@ std::shared_ptr<Strategy> get_strategy() {
 }
 
 bool has_strategy() { return t_scope.strategy != nullptr; }
+
+Strategy::TerminationRequest Strategy::termination_request() const {
+  return TerminationRequest{TerminationSignalScope::pending(), ""};
+}
 
 InputContext Strategy::input_context() const {
   InputContext context;

@@ -15,8 +15,9 @@
 // batch; strategy.reduce() combines what they return.
 //
 // The training loops (framework/trainer/) reach a strategy only through distribute_input(),
-// run_step() and join(), and callbacks through is_chief() / should_checkpoint(): a strategy whose
-// replicas live in other processes or machines overrides those, not the loops.
+// run_step(), join() and termination_request(), and callbacks through is_chief() /
+// should_checkpoint(): a strategy whose replicas live in other processes or machines overrides
+// those, not the loops.
 #pragma once
 
 #include <functional>
@@ -147,6 +148,20 @@ class Strategy : public std::enable_shared_from_this<Strategy> {
                                            bool /*first*/) {
     return samples;
   }
+  // ---- Preemption: SIGTERM / SIGINT while fit() (or a PreemptionCheckpointHandler) runs ----
+  // Whether the loop must stop after the step that just ended: the signal (SIGTERM or SIGINT;
+  // 0: carry on) and, in a multi-worker job, the task that received it ("worker 1 (host:port)";
+  // empty for this process). Single-process strategies answer with this process's own signal.
+  // MultiWorkerMirroredStrategy answers with what the all-gather that ends every step carried:
+  // each worker's flag, so every worker gets the same answer after the same step and all stop
+  // together, wherever the signal landed.
+  struct TerminationRequest {
+    int signal = 0;
+    std::string received_by;
+    explicit operator bool() const { return signal != 0; }
+  };
+  virtual TerminationRequest termination_request() const;
+
   // True only for the default strategy (no scope entered).
   virtual bool is_default() const { return false; }
   // A strategy whose training steps run in other processes (ParameterServerStrategy) returns

@@ -2,7 +2,6 @@
 
 #include <signal.h>
 
-#include <atomic>
 #include <mutex>
 
 namespace strata {
@@ -13,8 +12,9 @@ std::mutex g_mutex;  // guards the installation count and the saved handlers
 int g_depth = 0;
 struct sigaction g_old_term, g_old_int;
 
+// Async-signal-safe: only the flag, signal() and raise().
 void on_signal(int sig) {
-  if (g_pending == sig) {  // asked twice: stop now, as the default action
+  if (g_pending != 0) {  // asked again (either signal): stop now, as the default action
     signal(sig, SIG_DFL);
     raise(sig);
     return;
@@ -31,6 +31,10 @@ TerminationSignalScope::TerminationSignalScope() {
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
+  // Either signal waits while the handler runs for the other, so two arriving together are
+  // seen one after the other (the second ends the process).
+  sigaddset(&sa.sa_mask, SIGTERM);
+  sigaddset(&sa.sa_mask, SIGINT);
   sa.sa_flags = SA_RESTART;  // reads and writes in progress carry on
   sigaction(SIGTERM, &sa, &g_old_term);
   sigaction(SIGINT, &sa, &g_old_int);

@@ -59,10 +59,18 @@ class Trainer {
   // this epoch, or null) left it.
   void begin_epoch(EpochIterator& train, int epoch, const ResumePoint* resume);
   // Runs the epoch's training steps from `input` with their batch callbacks until the input
-  // ends or stop_training; returns the step count reached. SIGTERM / SIGINT: TrainingInterrupted.
+  // ends or stop_training; returns the step count reached. SIGTERM / SIGINT (on any worker of
+  // the job: Strategy::termination_request): on_preemption, then TrainingInterrupted.
   int run_epoch_steps(distribute::DistributedIterator& input, int64_t steps,
                       CallbackList& callbacks, int epoch);
-  Logs run_evaluation(EpochIterator& it, CallbackList& callbacks, const char* who);
+  // The test loop. With `stopped_after`, SIGTERM / SIGINT (Strategy::termination_request)
+  // end it after the current batch, *stopped_after then the batches done (fit's validation).
+  Logs run_evaluation(EpochIterator& it, CallbackList& callbacks, const char* who,
+                      int* stopped_after = nullptr);
+  // Model.evaluate's loop: under a multi-worker strategy SIGTERM / SIGINT stop every worker
+  // after the same batch with TrainingInterrupted (alone, the signalled worker would die and
+  // the others fail in their next collective); else the signals' default action.
+  Logs run_evaluate(EpochIterator& it, CallbackList& callbacks);
   Tensor run_predict(EpochIterator& it, const PredictOptions& options);
   // train_on_batch / test_on_batch: one step on a batch of any size, split as evenly as it goes.
   Logs run_one_batch(const data::Element& batch, bool reset_metrics, bool training);

@@ -23,6 +23,7 @@
 #include "framework/strategy/remote_training.h"
 #include "framework/strategy/strategy.h"
 #include "framework/trainer/epoch_iterator.h"
+#include "framework/trainer/termination_error.h"
 #include "framework/trainer/termination_signals.h"
 #include "framework/trainer/trainer.h"
 
@@ -97,6 +98,16 @@ distribute::RemoteTraining& remote_training_for(const Model& model, const Datase
                    "a Dataset or tensors");
 }
 
+// What fit's callbacks did about it, for the message.
+std::string fit_advice(const distribute::Strategy& s) {
+  return s.num_workers() > 1
+             ? "callbacks saved what they save on preemption: with BackupAndRestore, the chief "
+               "wrote the backup; start every worker again with the same command and TF_CONFIG "
+               "to resume; without such a callback, nothing was saved"
+             : "callbacks saved what they save on preemption: with BackupAndRestore, run the "
+               "same command again to resume; without such a callback, nothing was saved";
+}
+
 }  // namespace
 
 distribute::Strategy& Trainer::strategy() const {
@@ -126,8 +137,11 @@ void Trainer::build_state(const std::function<std::optional<data::Element>()>& f
   if (model_.compiled() && training) model_.optimizer()->build(model_.trainable_variables());
 }
 
-// Runs the test loop over `it`, reporting batches to `callbacks`; returns the final logs.
-Logs Trainer::run_evaluation(EpochIterator& it, CallbackList& callbacks, const char* who) {
+// Runs the test loop over `it`, reporting batches to `callbacks`; returns the final logs. With
+// `stopped_after`, a termination request (SIGTERM / SIGINT, agreed by every worker) ends it after
+// the current batch: *stopped_after is then the batches done, and the logs are empty.
+Logs Trainer::run_evaluation(EpochIterator& it, CallbackList& callbacks, const char* who,
+                             int* stopped_after) {
   build_state([&it] { return it.peek(); }, /*training=*/false);
   model_.reset_metrics();
   callbacks.on_test_begin(Logs());
@@ -143,6 +157,11 @@ Logs Trainer::run_evaluation(EpochIterator& it, CallbackList& callbacks, const c
     callbacks.on_test_batch_end(step, logs);
     logs.resolve_if_shared();
     ++step;
+    if (stopped_after != nullptr && s.termination_request()) {
+      s.join();
+      *stopped_after = step;
+      return Logs();
+    }
   }
   s.join();
   if (step == 0) throw no_batches(who, "the evaluation data");
@@ -193,15 +212,14 @@ int Trainer::run_epoch_steps(distribute::DistributedIterator& input, int64_t ste
       logs.resolve_if_shared();
     }
     ++step;
-    if (const int sig = TerminationSignalScope::pending()) {
+    // Under a multi-worker strategy, the answer every worker got from this step's all-gather.
+    if (const distribute::Strategy::TerminationRequest request = s.termination_request()) {
       s.join();
-      callbacks.on_preemption(sig);
-      throw TrainingInterrupted(
-          std::string("Model.fit: stopped by ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
-              " after epoch " + std::to_string(epoch + 1) + ", batch " + std::to_string(step) +
-              " (callbacks saved what they save on preemption: with BackupAndRestore, run the "
-              "same command again to resume; without such a callback, nothing was saved)",
-          sig);
+      callbacks.on_preemption(request.signal);
+      throw termination_error(
+          "Model.fit", s, request,
+          "after epoch " + std::to_string(epoch + 1) + ", batch " + std::to_string(step),
+          fit_advice(s));
     }
     if (m.stop_training) break;
   }
@@ -257,7 +275,22 @@ History Trainer::run_fit(EpochIterator& train, EpochIterator* validation, const 
       // evaluation_*_vs_iterations); the progress bar and History do not. Their params and
       // model stay those of the fit.
       CallbackList validation_callbacks(o.callbacks_);
-      const Logs val_logs = run_evaluation(*validation, validation_callbacks, "Model.fit");
+      const GeneratorState before_validation = get_generator_state();
+      int stopped_after = -1;
+      const Logs val_logs =
+          run_evaluation(*validation, validation_callbacks, "Model.fit", &stopped_after);
+      if (stopped_after >= 0) {
+        // SIGTERM / SIGINT during the validation (every worker after the same validation
+        // batch): the backup resumes at the end of this epoch's training steps, where the
+        // validation starts again from the generator state it started from here.
+        set_generator_state(before_validation);
+        const distribute::Strategy::TerminationRequest request = s.termination_request();
+        callbacks.on_preemption(request.signal);
+        throw termination_error("Model.fit", s, request,
+                                "after epoch " + std::to_string(epoch + 1) + ", batch " +
+                                    std::to_string(step) + ", during its validation",
+                                fit_advice(s));
+      }
       for (const auto& [k, v] : val_logs.items()) epoch_logs.set("val_" + k, v);
     }
     callbacks.on_epoch_end(epoch, epoch_logs);
@@ -441,7 +474,21 @@ std::map<std::string, double> Trainer::evaluate(const DatasetCreator& creator,
   const auto scope = strategy_scope(model_);
   CallbackList callbacks =
       make_callbacks(o.callbacks_, o.verbose_, &model_, 1, it.steps(), nullptr);
-  return to_map(run_evaluation(it, callbacks, "Model.evaluate"));
+  return to_map(run_evaluation(it, callbacks, "Model.evaluate"));  // ParameterServerStrategy
+}
+
+Logs Trainer::run_evaluate(EpochIterator& it, CallbackList& callbacks) {
+  distribute::Strategy& s = strategy();
+  if (s.num_workers() <= 1) return run_evaluation(it, callbacks, "Model.evaluate");
+  TerminationSignalScope signals;
+  int stopped_after = -1;
+  Logs logs = run_evaluation(it, callbacks, "Model.evaluate", &stopped_after);
+  if (stopped_after >= 0) {
+    throw termination_error("Model.evaluate", s, s.termination_request(),
+                            "after batch " + std::to_string(stopped_after),
+                            "evaluate saves nothing");
+  }
+  return logs;
 }
 
 std::map<std::string, double> Trainer::evaluate(const Tensor& x, const Tensor& y,
@@ -452,7 +499,7 @@ std::map<std::string, double> Trainer::evaluate(const Tensor& x, const Tensor& y
   EpochIterator it(data, o.batch_size_, false, o.steps_, "evaluate");
   const auto scope = strategy_scope(model_);
   CallbackList callbacks = make_callbacks(o.callbacks_, o.verbose_, &model_, 1, it.steps(), nullptr);
-  return to_map(run_evaluation(it, callbacks, "Model.evaluate"));
+  return to_map(run_evaluate(it, callbacks));
 }
 
 std::map<std::string, double> Trainer::evaluate(const data::Dataset& dataset,
@@ -461,11 +508,15 @@ std::map<std::string, double> Trainer::evaluate(const data::Dataset& dataset,
   EpochIterator it(dataset, o.steps_, "evaluate");
   const auto scope = strategy_scope(model_);
   CallbackList callbacks = make_callbacks(o.callbacks_, o.verbose_, &model_, 1, it.steps(), nullptr);
-  return to_map(run_evaluation(it, callbacks, "Model.evaluate"));
+  return to_map(run_evaluate(it, callbacks));
 }
 
 Tensor Trainer::run_predict(EpochIterator& it, const PredictOptions& o) {
   const auto scope = strategy_scope(model_);
+  // Under a multi-worker strategy SIGTERM / SIGINT stop every worker after the same batch (see
+  // run_evaluate).
+  std::optional<TerminationSignalScope> signals;
+  if (strategy().num_workers() > 1) signals.emplace();
   build_state([&it] { return it.peek(); }, /*training=*/false);
   CallbackList callbacks(o.callbacks_);
   callbacks.set_model(&model_);
@@ -485,6 +536,13 @@ Tensor Trainer::run_predict(EpochIterator& it, const PredictOptions& o) {
     outputs.push_back(s.gather_outputs(out, *batch).to(Device::cpu()));
     callbacks.on_predict_batch_end(step, Logs());
     ++step;
+    if (signals) {
+      if (const distribute::Strategy::TerminationRequest request = s.termination_request()) {
+        s.join();
+        throw termination_error("Model.predict", s, request,
+                                "after batch " + std::to_string(step), "predict saves nothing");
+      }
+    }
   }
   s.join();
   callbacks.on_predict_end(Logs());
