@@ -68,8 +68,11 @@ struct Worker {
     server = WorkerServer::start("localhost:0", strategy, 0);
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(64 << 20);
+    // The loopback by number: a raw channel resolves "localhost" with c-ares, which needs a DNS
+    // server (a fresh machine or a container may have none); the project's own channels dial
+    // the loopback for "localhost" (distribute/loopback_address.h).
     stub = pb::WorkerService::NewStub(grpc::CreateCustomChannel(
-        "localhost:" + std::to_string(server->port()), grpc::InsecureChannelCredentials(), args));
+        "127.0.0.1:" + std::to_string(server->port()), grpc::InsecureChannelCredentials(), args));
   }
   grpc::Status run(const pb::RunClosureRequest& request, pb::RunClosureResponse* response,
                    std::chrono::milliseconds deadline = 10s) {
