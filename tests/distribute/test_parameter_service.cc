@@ -308,9 +308,14 @@ TEST_F(HostileMessages, SparsePushToAScalarIsRefusedNotACrash) {
   client_->create_variable("s", "scalar", Tensor::scalar<float>(1.0f), true);
   pb::VariablePush p = sgd_push("s", Tensor::scalar<float>(1.0f));
   p.clear_dense_gradient();
-  p.set_sparse(true);   // with no rows, as in the report
+  p.set_sparse(true);
+  // No rows: zero indices and a [0] float32 rows tensor (this wrote dims[0] of an empty shape
+  // in IndexedSlices::rows_shape: SIGSEGV), and no rows field at all.
+  *p.mutable_rows() = proto_of(zeros({0}));
   expect_refused(push(p), grpc::StatusCode::INVALID_ARGUMENT,
                  {"'scalar'", "sparse = true", "is a scalar", "no rows"});
+  p.clear_rows();
+  expect_refused(push(p), grpc::StatusCode::INVALID_ARGUMENT, {"is a scalar"});
   p.add_indices(0);
   *p.mutable_rows() = proto_of(tensor<float>({1}, {1}));
   expect_refused(push(p), grpc::StatusCode::INVALID_ARGUMENT, {"is a scalar"});
