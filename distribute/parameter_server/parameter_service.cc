@@ -256,7 +256,8 @@ class Handler final : public pb::ParameterService::CallbackService {
                 ") for " + h->describe());
       }
     }
-    // Every index is a row (rows >= 1 here): a row holds nbytes / rows bytes.
+    // The reply's size before it is allocated: n rows of nbytes / rows bytes each (a variable
+    // without rows passed no index above).
     const size_t n = size_t(request.indices_size());
     const size_t row_bytes = rows == 0 ? 0 : nbytes(v) / size_t(rows);
     if (row_bytes != 0 && n > options_.max_message_bytes / row_bytes) {
@@ -419,7 +420,7 @@ class Handler final : public pb::ParameterService::CallbackService {
     switch (mode) {
       case pb::AssignRequest::ADD: h->variable->assign_add(value); break;
       case pb::AssignRequest::SUB: h->variable->assign_sub(value); break;
-      default: h->variable->assign(value); break;
+      default: h->variable->assign(value); break;   // ASSIGN (the mode was checked above)
     }
     ++h->counters.assigns;
   }

@@ -3,8 +3,9 @@
 // the rows asked for (ReadRows of the unique ids), apply_update() pushes the optimizer's update
 // (one ApplyUpdate RPC; a sparse gradient stays sparse), and the ps applies it with the same
 // Optimizer code as local training; atomic_fetch_add() claims a step of a step count on the ps
-// (one FetchAdd RPC), so that workers updating at once never share a step. Reads are recorded on this handle's own leaf, so
-// GradientTape gradients (dense or IndexedSlices) reach it as they reach a local variable.
+// (one FetchAdd RPC), so that workers updating at once never share a step. Reads are recorded
+// on this handle's own leaf, so GradientTape gradients (dense or IndexedSlices) reach it as they
+// reach a local variable.
 #pragma once
 
 #include <memory>

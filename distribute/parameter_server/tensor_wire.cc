@@ -142,7 +142,7 @@ void check_field(bool ok, const std::string& what, const char* field, double val
   throw ValueError(os.str());
 }
 
-bool in(double v, double lo, double hi) { return v >= lo && v <= hi; }   // false for NaN
+bool within(double v, double lo, double hi) { return v >= lo && v <= hi; }   // false for NaN
 
 }  // namespace
 
@@ -161,24 +161,26 @@ OptimizerUpdate from_proto(const pb::OptimizerUpdate& p, const std::string& what
   // The ranges the optimizers' constructors enforce (sgd.cc, adam.cc, rmsprop.cc, ...), for
   // every field whatever the kind (an OptimizerUpdate's defaults satisfy them all).
   constexpr double kMax = std::numeric_limits<double>::max();
-  check_field(in(p.learning_rate(), 0.0, kMax), what, "learning_rate", p.learning_rate(),
+  check_field(within(p.learning_rate(), 0.0, kMax), what, "learning_rate", p.learning_rate(),
               "a finite number >= 0");
-  check_field(in(p.momentum(), 0.0, 1.0), what, "momentum", p.momentum(), "a number in [0, 1]");
-  check_field(in(p.beta_1(), 0.0, 1.0) && p.beta_1() < 1.0f, what, "beta_1", p.beta_1(),
+  check_field(within(p.momentum(), 0.0, 1.0), what, "momentum", p.momentum(),
+              "a number in [0, 1]");
+  check_field(within(p.beta_1(), 0.0, 1.0) && p.beta_1() < 1.0f, what, "beta_1", p.beta_1(),
               "a number in [0, 1)");
-  check_field(in(p.beta_2(), 0.0, 1.0) && p.beta_2() < 1.0f, what, "beta_2", p.beta_2(),
+  check_field(within(p.beta_2(), 0.0, 1.0) && p.beta_2() < 1.0f, what, "beta_2", p.beta_2(),
               "a number in [0, 1)");
-  check_field(in(p.rho(), 0.0, 1.0) && p.rho() < 1.0f, what, "rho", p.rho(),
+  check_field(within(p.rho(), 0.0, 1.0) && p.rho() < 1.0f, what, "rho", p.rho(),
               "a number in [0, 1)");
-  check_field(in(p.epsilon(), 0.0, kMax), what, "epsilon", p.epsilon(), "a finite number >= 0");
-  check_field(in(p.weight_decay(), 0.0, kMax), what, "weight_decay", p.weight_decay(),
+  check_field(within(p.epsilon(), 0.0, kMax), what, "epsilon", p.epsilon(),
               "a finite number >= 0");
-  check_field(in(p.clip_value(), 0.0, kMax), what, "clip_value", p.clip_value(),
+  check_field(within(p.weight_decay(), 0.0, kMax), what, "weight_decay", p.weight_decay(),
+              "a finite number >= 0");
+  check_field(within(p.clip_value(), 0.0, kMax), what, "clip_value", p.clip_value(),
               "a finite number >= 0 (0: no clipping)");
   // NaN is allowed: it is how a NaN gradient norm reaches the update under clipnorm, as in
   // Keras (the update is NaN, as it would be in local training).
-  check_field(std::isnan(p.grad_scale()) || in(p.grad_scale(), 0.0, kMax), what, "grad_scale",
-              p.grad_scale(), "a finite number >= 0, or NaN");
+  check_field(std::isnan(p.grad_scale()) || within(p.grad_scale(), 0.0, kMax), what,
+              "grad_scale", p.grad_scale(), "a finite number >= 0, or NaN");
   if (p.step() < 1) {
     throw ValueError(what + ".step is " + std::to_string(p.step()) +
                      ": expected the 1-based count of updates (>= 1)");

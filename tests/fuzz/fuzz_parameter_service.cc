@@ -154,7 +154,9 @@ class Recorder final : public grpc::experimental::Interceptor {
     std::vector<grpc::Slice> slices;
     if (!buffer->Dump(&slices).ok()) return;
     std::string bytes;
-    for (const grpc::Slice& s : slices) bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+    for (const grpc::Slice& s : slices) {
+      bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+    }
     for (size_t m = 0; m < kNumMethods; ++m) {
       if (name == kMethods[m]) {
         std::lock_guard<std::mutex> lock(g_recorded_mutex);
