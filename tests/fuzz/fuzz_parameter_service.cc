@@ -206,6 +206,9 @@ void train_on_one_ps() {
   kernel->assign_add(ones({3, 2}));
   kernel->assign_sub(ones({3, 2}));
   table->assign(zeros({6, 3}));
+  // A restore sets the step counts (BackupAndRestore assigns them; an int64 add as well).
+  sgd.iterations()->assign(Tensor::scalar<int64_t>(7));
+  adam.iterations()->assign_add(Tensor::scalar<int64_t>(1));
   ParameterClient client("/job:ps/replica:0/task:0", address, fuzz_options());
   client.ping();
   client.shutdown();
@@ -240,10 +243,16 @@ void write_seeds(const std::string& dir) {
 }  // namespace strata::fuzz
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  // STRATA_FUZZ_TRACE=1 prints each call's answer (to read what an input does).
+  static const bool trace = std::getenv("STRATA_FUZZ_TRACE") != nullptr;
   Target& t = target();
   t.server->clear_variables();
   for (const auto& [m, bytes] : records(data, size)) {
     const grpc::Status status = t.call(m, bytes);
+    if (trace) {
+      std::fprintf(stderr, "%s (%zu bytes): %d %s\n", kMethods[m], bytes.size(),
+                   int(status.error_code()), status.error_message().c_str());
+    }
     switch (status.error_code()) {
       case grpc::StatusCode::UNAVAILABLE:
       case grpc::StatusCode::DEADLINE_EXCEEDED: finding("the ps stopped answering", m, status);
