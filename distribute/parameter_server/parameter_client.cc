@@ -165,6 +165,16 @@ void ParameterClient::assign(const std::string& id, const Tensor& value, AssignM
   impl_->call("Assign of '" + id + "'", request, &response, &pb::ParameterService::Stub::Assign);
 }
 
+int64_t ParameterClient::fetch_add(const std::string& id, int64_t delta) {
+  pb::FetchAddRequest request;
+  request.set_id(id);
+  request.set_delta(delta);
+  pb::FetchAddResponse response;
+  impl_->call("FetchAdd of '" + id + "'", request, &response,
+              &pb::ParameterService::Stub::FetchAdd);
+  return response.previous();
+}
+
 void ParameterClient::shutdown() {
   pb::ShutdownRequest request;
   pb::ShutdownResponse response;

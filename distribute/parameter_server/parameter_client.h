@@ -45,6 +45,9 @@ class ParameterClient {
                     const OptimizerUpdate& rule, const Gradient& grad);
   // value <- value (kAssign), value + value (kAdd), value - value (kSub).
   void assign(const std::string& id, const Tensor& value, AssignMode mode = AssignMode::kAssign);
+  // Adds `delta` to the int64 scalar variable `id` on the ps, atomically, and returns the value
+  // it had (the optimizer's step count: each concurrent update claims its own step).
+  int64_t fetch_add(const std::string& id, int64_t delta);
   // Ends the ps task's Server::join(): the job is over.
   void shutdown();
   // Returns when the ps answers (within rpc_timeout).

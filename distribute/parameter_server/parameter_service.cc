@@ -70,14 +70,7 @@ class Handler final : public pb::ParameterService::CallbackService {
   grpc::ServerUnaryReactor* Read(grpc::CallbackServerContext* context,
                                  const pb::ReadRequest* request,
                                  pb::ReadResponse* response) override {
-    return answer(context, [&] {
-      for (const std::string& id : request->ids()) {
-        const std::shared_ptr<Hosted> h = find(id, "Read");
-        std::lock_guard<std::mutex> lock(h->mutex);
-        wire::to_proto(h->variable->value(), response->add_values());
-        ++h->counters.full_reads;
-      }
-    });
+    return answer(context, [&] { read(*request, response); });
   }
   grpc::ServerUnaryReactor* ReadRows(grpc::CallbackServerContext* context,
                                      const pb::ReadRowsRequest* request,
@@ -95,6 +88,11 @@ class Handler final : public pb::ParameterService::CallbackService {
                                    const pb::AssignRequest* request,
                                    pb::AssignResponse*) override {
     return answer(context, [&] { assign(*request); });
+  }
+  grpc::ServerUnaryReactor* FetchAdd(grpc::CallbackServerContext* context,
+                                     const pb::FetchAddRequest* request,
+                                     pb::FetchAddResponse* response) override {
+    return answer(context, [&] { response->set_previous(fetch_add(*request)); });
   }
   grpc::ServerUnaryReactor* Ping(grpc::CallbackServerContext* context, const pb::PingRequest*,
                                  pb::PingResponse*) override {
@@ -131,6 +129,10 @@ class Handler final : public pb::ParameterService::CallbackService {
     }
     std::lock_guard<std::mutex> lock(h->mutex);
     return h->counters;
+  }
+  void clear() {
+    std::unique_lock<std::shared_mutex> lock(mutex_);
+    variables_.clear();
   }
 
  private:
@@ -170,10 +172,21 @@ class Handler final : public pb::ParameterService::CallbackService {
     return it->second;
   }
 
+  [[noreturn]] static void refuse(grpc::StatusCode code, std::string message) {
+    throw Refused{code, std::move(message)};
+  }
+  [[noreturn]] static void invalid(std::string message) {
+    refuse(grpc::StatusCode::INVALID_ARGUMENT, std::move(message));
+  }
+
+  // The bytes of `v`'s value: bounded by max_message_bytes when it was created, so no overflow.
+  static size_t nbytes(const Variable& v) {
+    return size_t(v.shape().numel()) * dtype_size(v.dtype());
+  }
+
   void create(const pb::CreateVariableRequest& request, pb::CreateVariableResponse* response) {
     if (request.id().empty()) {
-      throw Refused{grpc::StatusCode::INVALID_ARGUMENT,
-                    "CreateVariable '" + request.name() + "': id is empty"};
+      invalid("CreateVariable '" + request.name() + "': id is empty");
     }
     const std::string what = "CreateVariable '" + request.name() + "' initial_value";
     Tensor value = tensor(request.initial_value(), what);
@@ -183,11 +196,11 @@ class Handler final : public pb::ParameterService::CallbackService {
       // A second worker rebuilding the model creates the same variables: keep the value.
       const Variable& v = *it->second->variable;
       if (v.shape() != value.shape() || v.dtype() != value.dtype()) {
-        throw Refused{grpc::StatusCode::ALREADY_EXISTS,
-                      "CreateVariable: " + it->second->describe() + " exists as " +
-                          shape_and_dtype(v.shape(), v.dtype()) + "; the request has " +
-                          shape_and_dtype(value.shape(), value.dtype()) +
-                          ": every task must build the same model in the same order"};
+        refuse(grpc::StatusCode::ALREADY_EXISTS,
+               "CreateVariable: " + it->second->describe() + " exists as " +
+                   shape_and_dtype(v.shape(), v.dtype()) + "; the request has " +
+                   shape_and_dtype(value.shape(), value.dtype()) +
+                   ": every task must build the same model in the same order");
       }
       response->set_created(false);
       return;
@@ -206,38 +219,68 @@ class Handler final : public pb::ParameterService::CallbackService {
     response->set_created(true);
   }
 
+  void read(const pb::ReadRequest& request, pb::ReadResponse* response) {
+    // The reply's size is known before anything is copied: one request naming a large variable
+    // many times must not make the ps build a reply many times the bound.
+    std::vector<std::shared_ptr<Hosted>> hosted;
+    size_t total = 0;
+    for (int i = 0; i < request.ids_size(); ++i) {
+      hosted.push_back(find(request.ids(i), "Read"));
+      total += nbytes(*hosted.back()->variable);
+      if (total > options_.max_message_bytes) {
+        refuse(grpc::StatusCode::RESOURCE_EXHAUSTED,
+               "Read: the values of ids[0.." + std::to_string(i) + "] (" +
+                   std::to_string(total) + " bytes so far) exceed max_message_bytes = " +
+                   std::to_string(options_.max_message_bytes) +
+                   ": read the variables in several requests");
+      }
+    }
+    for (const std::shared_ptr<Hosted>& h : hosted) {
+      std::lock_guard<std::mutex> lock(h->mutex);
+      wire::to_proto(h->variable->value(), response->add_values());
+      ++h->counters.full_reads;
+    }
+  }
+
   void read_rows(const pb::ReadRowsRequest& request, pb::ReadRowsResponse* response) {
     const std::shared_ptr<Hosted> h = find(request.id(), "ReadRows");
     const Variable& v = *h->variable;
     if (v.shape().rank() < 1) {
-      throw Refused{grpc::StatusCode::INVALID_ARGUMENT,
-                    "ReadRows: " + h->describe() + " is a scalar: it has no rows"};
+      invalid("ReadRows: " + h->describe() + " is a scalar: it has no rows");
     }
     const int64_t rows = v.shape()[0];
     for (int i = 0; i < request.indices_size(); ++i) {
       if (request.indices(i) < 0 || request.indices(i) >= rows) {
-        throw Refused{grpc::StatusCode::INVALID_ARGUMENT,
-                      "ReadRows: indices[" + std::to_string(i) + "] = " +
-                          std::to_string(request.indices(i)) + " is outside [0, " +
-                          std::to_string(rows) + ") for " + h->describe()};
+        invalid("ReadRows: indices[" + std::to_string(i) + "] = " +
+                std::to_string(request.indices(i)) + " is outside [0, " + std::to_string(rows) +
+                ") for " + h->describe());
       }
     }
-    const int64_t n = request.indices_size();
+    // The reply's size before it is allocated: n rows of nbytes / rows bytes each (a variable
+    // without rows passed no index above).
+    const size_t n = size_t(request.indices_size());
+    const size_t row_bytes = rows == 0 ? 0 : nbytes(v) / size_t(rows);
+    if (row_bytes != 0 && n > options_.max_message_bytes / row_bytes) {
+      refuse(grpc::StatusCode::RESOURCE_EXHAUSTED,
+             "ReadRows: " + std::to_string(n) + " indices of " + std::to_string(row_bytes) +
+                 "-byte rows of " + h->describe() + " exceed max_message_bytes = " +
+                 std::to_string(options_.max_message_bytes) +
+                 ": ask for the rows in several requests");
+    }
     pb::TensorProto* out = response->mutable_rows();
     out->set_dtype(wire::to_proto(v.dtype()));
-    const Shape shape = IndexedSlices::rows_shape(v.shape(), n);
+    const Shape shape = IndexedSlices::rows_shape(v.shape(), int64_t(n));
     for (int64_t d : shape.dims()) out->add_dims(d);
     std::lock_guard<std::mutex> lock(h->mutex);
     const Tensor value = h->variable->value();   // CPU: hosted variables live there
-    const size_t row_bytes = rows == 0 ? 0 : value.nbytes() / size_t(rows);
     std::string* data = out->mutable_data();
-    data->resize(size_t(n) * row_bytes);
+    data->resize(n * row_bytes);
     const char* src = static_cast<const char*>(value.raw_data());
-    for (int64_t i = 0; i < n; ++i) {
-      std::memcpy(&(*data)[size_t(i) * row_bytes], src + size_t(request.indices(int(i))) * row_bytes,
-                  row_bytes);
+    for (size_t i = 0; i < n; ++i) {
+      std::memcpy(data->data() + i * row_bytes,
+                  src + size_t(request.indices(int(i))) * row_bytes, row_bytes);
     }
-    h->counters.rows_served += n;
+    h->counters.rows_served += int64_t(n);
   }
 
   void apply(const pb::VariablePush& push) {
@@ -245,56 +288,68 @@ class Handler final : public pb::ParameterService::CallbackService {
     const Variable& v = *h->variable;
     const std::string what = "ApplyUpdate of " + h->describe();
     const OptimizerUpdate rule = wire::from_proto(push.rule(), what + ": rule");
-    // The slots: hosted here, distinct, of the variable's shape and dtype, as many as the rule
-    // takes (a kernel would read past a missing one).
+    // The ps's optimizer kernels (the CPU backend's) update float32 variables and slots.
+    if (v.dtype() != DType::kFloat32) {
+      invalid(what + ": the variable is " + shape_and_dtype(v.shape(), v.dtype()) +
+              "; optimizer updates apply to float32 variables only");
+    }
+    // The slots: as many as the rule takes (a kernel would read past a missing one), hosted
+    // here, distinct, of the variable's shape and dtype. The count first: no lookups for a list
+    // that cannot be right.
+    if (size_t(push.slot_ids_size()) != expected_slots(rule)) {
+      invalid(what + ": slot_ids: " + std::to_string(push.slot_ids_size()) +
+              " slots given, the rule takes " + std::to_string(expected_slots(rule)));
+    }
     std::vector<std::shared_ptr<Hosted>> slots;
-    for (const std::string& slot_id : push.slot_ids()) {
-      std::shared_ptr<Hosted> s = find(slot_id, what + ": slot");
+    for (int i = 0; i < push.slot_ids_size(); ++i) {
+      const std::string& slot_id = push.slot_ids(i);
+      std::shared_ptr<Hosted> s = find(slot_id, what + ": slot_ids[" + std::to_string(i) + "]");
       if (s == h || std::find(slots.begin(), slots.end(), s) != slots.end()) {
-        throw Refused{grpc::StatusCode::INVALID_ARGUMENT,
-                      what + ": slot id '" + slot_id + "' is listed twice or is the variable"};
+        invalid(what + ": slot id '" + slot_id + "' is listed twice or is the variable");
       }
       if (s->variable->shape() != v.shape() || s->variable->dtype() != v.dtype()) {
-        throw Refused{grpc::StatusCode::INVALID_ARGUMENT,
-                      what + ": slot " + s->describe() + " is " +
-                          shape_and_dtype(s->variable->shape(), s->variable->dtype()) +
-                          ", expected the variable's " + shape_and_dtype(v.shape(), v.dtype())};
+        invalid(what + ": slot " + s->describe() + " is " +
+                shape_and_dtype(s->variable->shape(), s->variable->dtype()) +
+                ", expected the variable's " + shape_and_dtype(v.shape(), v.dtype()));
       }
       slots.push_back(std::move(s));
     }
-    if (slots.size() != expected_slots(rule)) {
-      throw Refused{grpc::StatusCode::INVALID_ARGUMENT,
-                    what + ": " + std::to_string(slots.size()) + " slots given, the rule takes " +
-                        std::to_string(expected_slots(rule))};
-    }
     Gradient grad;
     if (push.sparse()) {
-      const int64_t rows = v.shape().rank() >= 1 ? v.shape()[0] : 0;
+      if (push.has_dense_gradient()) {
+        invalid(what + ": a sparse push (sparse = true) carries dense_gradient; it sends its "
+                "rows in indices and rows");
+      }
+      if (v.shape().rank() < 1) {
+        invalid(what + ": sparse = true, but the variable is a scalar: it has no rows; send "
+                "its gradient as dense_gradient");
+      }
+      const int64_t rows = v.shape()[0];
       std::vector<int64_t> indices(push.indices().begin(), push.indices().end());
       for (size_t i = 0; i < indices.size(); ++i) {
         if (indices[i] < 0 || indices[i] >= rows) {
-          throw Refused{grpc::StatusCode::INVALID_ARGUMENT,
-                        what + ": indices[" + std::to_string(i) + "] = " +
-                            std::to_string(indices[i]) + " is outside [0, " +
-                            std::to_string(rows) + ")"};
+          invalid(what + ": indices[" + std::to_string(i) + "] = " + std::to_string(indices[i]) +
+                  " is outside [0, " + std::to_string(rows) + ")");
         }
       }
       Tensor values = tensor(push.rows(), what + ": rows");
       const Shape expected = IndexedSlices::rows_shape(v.shape(), int64_t(indices.size()));
       if (values.shape() != expected || values.dtype() != v.dtype()) {
-        throw Refused{grpc::StatusCode::INVALID_ARGUMENT,
-                      what + ": rows are " + shape_and_dtype(values.shape(), values.dtype()) +
-                          ", expected " + shape_and_dtype(expected, v.dtype()) + " for " +
-                          std::to_string(indices.size()) + " indices"};
+        invalid(what + ": rows are " + shape_and_dtype(values.shape(), values.dtype()) +
+                ", expected " + shape_and_dtype(expected, v.dtype()) + " for " +
+                std::to_string(indices.size()) + " indices");
       }
       // A row-wise update needs unique rows (the client sends them deduplicated already).
       grad = Gradient(IndexedSlices{Tensor::from_vector(indices), values, v.shape()}.deduplicated());
     } else {
+      if (push.indices_size() != 0 || push.has_rows()) {
+        invalid(what + ": a dense push (sparse = false) carries indices or rows; set sparse = "
+                "true to send rows");
+      }
       Tensor dense = tensor(push.dense_gradient(), what + ": dense_gradient");
       if (dense.shape() != v.shape() || dense.dtype() != v.dtype()) {
-        throw Refused{grpc::StatusCode::INVALID_ARGUMENT,
-                      what + ": dense_gradient is " + shape_and_dtype(dense.shape(), dense.dtype()) +
-                          ", expected the variable's " + shape_and_dtype(v.shape(), v.dtype())};
+        invalid(what + ": dense_gradient is " + shape_and_dtype(dense.shape(), dense.dtype()) +
+                ", expected the variable's " + shape_and_dtype(v.shape(), v.dtype()));
       }
       grad = Gradient(dense);
     }
@@ -320,27 +375,74 @@ class Handler final : public pb::ParameterService::CallbackService {
     }
   }
 
+  // INVALID_ARGUMENT naming the first element where current (+ or -) delta leaves T's range:
+  // the elementwise kernels would overflow a signed integer there (undefined behaviour).
+  template <class T>
+  static void check_no_overflow(const Tensor& current, const Tensor& delta, bool subtract,
+                                const std::string& what) {
+    const T* a = static_cast<const T*>(current.raw_data());
+    const T* b = static_cast<const T*>(delta.raw_data());
+    for (int64_t i = 0; i < current.numel(); ++i) {
+      T r;
+      const bool overflow = subtract ? __builtin_sub_overflow(a[i], b[i], &r)
+                                     : __builtin_add_overflow(a[i], b[i], &r);
+      if (overflow) {
+        invalid(what + ": element " + std::to_string(i) + ": " + std::to_string(a[i]) +
+                (subtract ? " - " : " + ") + std::to_string(b[i]) + " overflows " +
+                dtype_name(current.dtype()));
+      }
+    }
+  }
+
   void assign(const pb::AssignRequest& request) {
     const std::shared_ptr<Hosted> h = find(request.id(), "Assign");
     const Variable& v = *h->variable;
     const std::string what = "Assign of " + h->describe();
+    const pb::AssignRequest::Mode mode = request.mode();
+    if (mode != pb::AssignRequest::ASSIGN && mode != pb::AssignRequest::ADD &&
+        mode != pb::AssignRequest::SUB) {
+      invalid(what + ": mode " + std::to_string(int(mode)) + " is not ASSIGN, ADD or SUB");
+    }
     const Tensor value = tensor(request.value(), what + ": value");
     if (value.shape() != v.shape() || value.dtype() != v.dtype()) {
-      throw Refused{grpc::StatusCode::INVALID_ARGUMENT,
-                    what + ": value is " + shape_and_dtype(value.shape(), value.dtype()) +
-                        ", expected the variable's " + shape_and_dtype(v.shape(), v.dtype())};
+      invalid(what + ": value is " + shape_and_dtype(value.shape(), value.dtype()) +
+              ", expected the variable's " + shape_and_dtype(v.shape(), v.dtype()));
     }
     std::lock_guard<std::mutex> lock(h->mutex);
-    switch (request.mode()) {
-      case pb::AssignRequest::ASSIGN: h->variable->assign(value); break;
+    if (mode != pb::AssignRequest::ASSIGN) {
+      const bool subtract = mode == pb::AssignRequest::SUB;
+      if (v.dtype() == DType::kInt64) {
+        check_no_overflow<int64_t>(v.value(), value, subtract, what);
+      } else if (v.dtype() == DType::kInt32) {
+        check_no_overflow<int32_t>(v.value(), value, subtract, what);
+      }
+    }
+    switch (mode) {
       case pb::AssignRequest::ADD: h->variable->assign_add(value); break;
       case pb::AssignRequest::SUB: h->variable->assign_sub(value); break;
-      default:
-        throw Refused{grpc::StatusCode::INVALID_ARGUMENT,
-                      what + ": mode " + std::to_string(int(request.mode())) +
-                          " is not ASSIGN, ADD or SUB"};
+      default: h->variable->assign(value); break;   // ASSIGN (the mode was checked above)
     }
     ++h->counters.assigns;
+  }
+
+  int64_t fetch_add(const pb::FetchAddRequest& request) {
+    const std::shared_ptr<Hosted> h = find(request.id(), "FetchAdd");
+    const Variable& v = *h->variable;
+    const std::string what = "FetchAdd of " + h->describe();
+    if (v.shape().rank() != 0 || v.dtype() != DType::kInt64) {
+      invalid(what + ": the variable is " + shape_and_dtype(v.shape(), v.dtype()) +
+              ", expected an int64 scalar (a step count)");
+    }
+    std::lock_guard<std::mutex> lock(h->mutex);
+    const int64_t previous = v.value().item<int64_t>();
+    int64_t next = 0;
+    if (__builtin_add_overflow(previous, request.delta(), &next)) {
+      invalid(what + ": delta " + std::to_string(request.delta()) + " added to " +
+              std::to_string(previous) + " overflows int64");
+    }
+    h->variable->assign(Tensor::scalar<int64_t>(next));
+    ++h->counters.fetch_adds;
+    return previous;
   }
 
   const ParameterServerOptions options_;
@@ -385,5 +487,7 @@ size_t ParameterServer::num_variables() const { return impl_->handler->size(); }
 HostedVariableCounters ParameterServer::counters(const std::string& id) const {
   return impl_->handler->counters(id);
 }
+
+void ParameterServer::clear_variables() { impl_->handler->clear(); }
 
 }  // namespace strata::distribute

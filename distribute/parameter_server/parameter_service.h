@@ -1,8 +1,15 @@
 // ParameterServer: what a ps task serves over gRPC (parameter_server.proto's ParameterService):
-// plain strata::Variables by id, which workers create, read whole or by rows, assign, and
-// update. An update is applied with the same code as local training (Variable::apply_update
-// with the variable's slots hosted here), so the math is the Optimizer's. Several workers may
-// push at once (asynchronous training): each update holds its variable's and its slots' locks.
+// plain strata::Variables by id, which workers create, read whole or by rows, assign, update,
+// and (an optimizer's step count) add to atomically. An update is applied with the same code as
+// local training (Variable::apply_update with the variable's slots hosted here), so the math is
+// the Optimizer's. Several workers may push at once (asynchronous training): each update holds
+// its variable's and its slots' locks.
+//
+// Every request is validated before it reaches a kernel or an allocation (parameter_server.proto
+// lists the refusals): sizes against ParameterServerOptions::max_message_bytes and the
+// variable's real size, ranks, dtypes, ids, slots, indices, optimizer kinds and
+// hyper-parameters, integer overflow. A malformed or hostile message is answered with a status
+// naming the field; it never takes the ps down.
 //
 // gRPC stays behind the pointer: this header includes neither gRPC nor protobuf.
 #pragma once
@@ -23,6 +30,7 @@ struct HostedVariableCounters {
   int64_t sparse_updates = 0;
   int64_t rows_updated = 0;    // rows carried by the sparse updates
   int64_t assigns = 0;
+  int64_t fetch_adds = 0;      // FetchAdd RPCs (the optimizer's step claims)
 };
 
 class ParameterServer {
@@ -39,6 +47,9 @@ class ParameterServer {
   size_t num_variables() const;
   // The counters of variable `id`; CoordinationError when it hosts no such variable.
   HostedVariableCounters counters(const std::string& id) const;
+  // Drops every hosted variable, as a restarted ps would have none (tests and the fuzzer start
+  // each case from an empty ps without restarting the server).
+  void clear_variables();
   // Stops serving (calls in flight get a second to finish); clients then fail with UNAVAILABLE.
   ~ParameterServer();
 

@@ -129,6 +129,18 @@ void RemoteVariable::assign_sub(const Tensor& delta) {
   client_->assign(id_, delta, AssignMode::kSub);
 }
 
+std::optional<int64_t> RemoteVariable::atomic_fetch_add(int64_t delta) {
+  if (dtype_ != DType::kInt64) {
+    throw DTypeError("RemoteVariable '" + name_ + "'.atomic_fetch_add: the variable is " +
+                     dtype_name(dtype_) + ", expected int64 (a step count)");
+  }
+  if (shape_.rank() != 0) {
+    throw ShapeError("RemoteVariable '" + name_ + "'.atomic_fetch_add: the variable has shape " +
+                     shape_.to_string() + ", expected a scalar (a step count)");
+  }
+  return client_->fetch_add(id_, delta);
+}
+
 Tensor RemoteVariable::gradient_handle() const {
   std::lock_guard<std::mutex> lock(handle_mutex_);
   if (!handle_.defined()) handle_ = Tensor::empty(shape_, dtype_);

@@ -2,8 +2,10 @@
 // only through Variable's virtual entries: value() reads it (one Read RPC), gather() reads only
 // the rows asked for (ReadRows of the unique ids), apply_update() pushes the optimizer's update
 // (one ApplyUpdate RPC; a sparse gradient stays sparse), and the ps applies it with the same
-// Optimizer code as local training. Reads are recorded on this handle's own leaf, so
-// GradientTape gradients (dense or IndexedSlices) reach it as they reach a local variable.
+// Optimizer code as local training; atomic_fetch_add() claims a step of a step count on the ps
+// (one FetchAdd RPC), so that workers updating at once never share a step. Reads are recorded
+// on this handle's own leaf, so GradientTape gradients (dense or IndexedSlices) reach it as they
+// reach a local variable.
 #pragma once
 
 #include <memory>
@@ -42,6 +44,9 @@ class RemoteVariable final : public Variable {
   void assign(const Tensor& value) override;
   void assign_add(const Tensor& delta) override;
   void assign_sub(const Tensor& delta) override;
+  // One FetchAdd RPC: the ps adds `delta` under the variable's lock and answers the value
+  // before (an int64 scalar: an optimizer's step count; DTypeError / ShapeError otherwise).
+  std::optional<int64_t> atomic_fetch_add(int64_t delta) override;
   Tensor gradient_handle() const override;
 
  private:

@@ -15,10 +15,16 @@ namespace strata::distribute::ps_wire {
 
 namespace pb = ::strata::distribute::parameter_server_pb;
 
+// The most dimensions a tensor on the wire may have (TensorFlow allows 254; Strata's layers use
+// at most 5): a bound on the work and memory one message's shape can ask for.
+constexpr int kMaxRank = 32;
+
 // Writes `t` (any device; copied to the host) into `out`. Returns the bytes of its data.
 size_t to_proto(const Tensor& t, pb::TensorProto* out);
-// A new CPU tensor from `proto`; ValueError naming `what` when it is malformed or holds more
-// than `max_bytes` of data.
+// A new CPU tensor from `proto`; ValueError naming `what` and the field when it is malformed:
+// an unknown dtype, a negative dim, a rank above kMaxRank, a shape whose non-zero dims make more
+// than `max_bytes` (checked before anything is allocated), data of another size than
+// numel * itemsize, a bool byte other than 0 or 1.
 Tensor from_proto(const pb::TensorProto& proto, const std::string& what, size_t max_bytes);
 
 pb::DataType to_proto(DType dtype);
@@ -26,7 +32,9 @@ pb::DataType to_proto(DType dtype);
 DType from_proto(int dtype, const std::string& what);
 
 void to_proto(const ::strata::OptimizerUpdate& rule, pb::OptimizerUpdate* out);
-// ValueError naming `what` for an unknown kind.
+// ValueError naming `what` and the field for an unknown kind or a hyper-parameter outside the
+// range its optimizer's constructor allows (NaN, infinite or negative rates, a beta of 1, a
+// step below 1).
 ::strata::OptimizerUpdate from_proto(const pb::OptimizerUpdate& proto, const std::string& what);
 
 }  // namespace strata::distribute::ps_wire

@@ -14,6 +14,16 @@
 namespace strata {
 
 Shape IndexedSlices::rows_shape(const Shape& dense_shape, int64_t n) {
+  if (dense_shape.rank() < 1) {
+    throw ShapeError("IndexedSlices::rows_shape: a variable of shape " + dense_shape.to_string() +
+                     " (a scalar) has no rows; rows and sparse gradients are for variables of "
+                     "rank >= 1");
+  }
+  if (n < 0) {
+    throw ShapeError("IndexedSlices::rows_shape: " + std::to_string(n) +
+                     " rows asked of a variable of shape " + dense_shape.to_string() +
+                     "; the number of rows must be >= 0");
+  }
   std::vector<int64_t> dims = dense_shape.dims();
   dims[0] = n;
   return Shape(std::move(dims));

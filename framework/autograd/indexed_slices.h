@@ -29,7 +29,8 @@ struct IndexedSlices {
   IndexedSlices scaled(double factor) const;
   // Rows of several slices of one variable together (not deduplicated).
   static IndexedSlices concat(const std::vector<IndexedSlices>& parts);
-  // The shape of n rows of a variable of shape `dense_shape`: [n] + dense_shape[1:].
+  // The shape of n rows of a variable of shape `dense_shape`: [n] + dense_shape[1:]. ShapeError
+  // for a scalar `dense_shape` (it has no rows) or a negative n.
   static Shape rows_shape(const Shape& dense_shape, int64_t n);
 };
 

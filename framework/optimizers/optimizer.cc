@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 #include "framework/autograd/grad_mode.h"
@@ -236,7 +237,13 @@ void Optimizer::apply_gradients(const std::vector<Gradient>& grads,
       });
     }
   }
-  const int64_t step = iteration_count();
+  // The step this update owns. Where tasks update at once (a parameter server's count), it is
+  // claimed from the count in one atomic fetch-and-add (TensorFlow's iterations.assign_add), so
+  // that concurrent workers never share a step and none is lost; the schedule and Adam's bias
+  // correction see the claimed step. Elsewhere one process orders the updates: the count is
+  // read here and written after the update, as always.
+  const std::optional<int64_t> claimed = iterations_->atomic_fetch_add(1);
+  const int64_t step = claimed ? *claimed : iteration_count();
   const double lr = learning_rate_.at(step);
   const std::vector<double> scales = clip_scales(work);
 
@@ -258,7 +265,7 @@ void Optimizer::apply_gradients(const std::vector<Gradient>& grads,
   }
   batch.finish();
   // Every replica assigns the step: the variable combines it (one write for a central copy).
-  iterations_->assign(Tensor::scalar<int64_t>(step + 1));
+  if (!claimed) iterations_->assign(Tensor::scalar<int64_t>(step + 1));
 }
 
 namespace {

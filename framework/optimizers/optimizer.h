@@ -71,7 +71,11 @@ class Optimizer {
   // {"class_name", "config"}), "weight_decay", "clipnorm", "clipvalue", "global_clipnorm",
   // ...the subclass's hyper-parameters}. optimizers::deserialize() rebuilds from it.
   virtual Json get_config() const;
-  // The number of updates applied so far: an int64 scalar Variable named "<name>/iter".
+  // The number of updates applied so far: an int64 scalar Variable named "<name>/iter". On a
+  // parameter server, where workers update at once, each apply_gradients claims its step from it
+  // first with one atomic fetch-and-add on the ps (Variable::atomic_fetch_add; TensorFlow's
+  // assign_add), and its learning rate and bias correction use that step: the count then also
+  // counts updates under way, and every update owns a distinct step.
   virtual const VariablePtr& iterations() const { return iterations_; }
   // iterations() read as a number.
   virtual int64_t iteration_count() const;

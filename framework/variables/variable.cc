@@ -142,4 +142,6 @@ void Variable::assign_sub(const Tensor& delta) {
   assign(subtract(storage().alias(), delta.to(device())));
 }
 
+std::optional<int64_t> Variable::atomic_fetch_add(int64_t) { return std::nullopt; }
+
 }  // namespace strata

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "framework/core/device_scope.h"
@@ -79,6 +80,12 @@ class Variable {
   virtual void assign(const Tensor& value);
   virtual void assign_add(const Tensor& delta);
   virtual void assign_sub(const Tensor& delta);
+  // For a count that several tasks update at once (an optimizer's step count on a parameter
+  // server): adds `delta` to this int64 scalar where it is kept, as one atomic step, and returns
+  // the value it had (TensorFlow's assign_add, answering the value it replaced). nullopt from
+  // variables whose updates one process orders (plain, mirrored, central storage): callers
+  // read them, then assign, as they always have.
+  virtual std::optional<int64_t> atomic_fetch_add(int64_t delta);
 
   // Rows of the value along axis 0 (embedding_lookup(value(), ids), differentiable): what
   // Embedding asks of its table, so a variable kept elsewhere (sharded, remote) can serve only

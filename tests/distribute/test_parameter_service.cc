@@ -5,8 +5,12 @@
 // Dense model to the same weights as without a strategy, the table read and updated by rows.
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <functional>
+#include <limits>
+#include <numeric>
 
 #include "distribute/parameter_server/parameter_client.h"
 #include "distribute/parameter_server/parameter_server.grpc.pb.h"
@@ -218,6 +222,275 @@ TEST(ParameterService, MalformedRequestsAreRefusedAndTheServerSurvives) {
   ps.client->ping();
   EXPECT_EQ(ps.client->read({"a"})[0].shape(), (Shape{2, 3}));
   EXPECT_EQ(ps.server->num_variables(), 1u);
+}
+
+// Hand-made requests through the generated stub, to a ps whose messages are bounded at 1 MiB.
+class HostileMessages : public ::testing::Test {
+ protected:
+  static constexpr size_t kMaxBytes = size_t(1) << 20;
+
+  void SetUp() override {
+    ParameterServerOptions options = test_options();
+    options.max_message_bytes = kMaxBytes;
+    server_ = ParameterServer::start("localhost:0", options);
+    client_ = std::make_unique<ParameterClient>(
+        "/job:ps/replica:0/task:0", "localhost:" + std::to_string(server_->port()), options);
+    grpc::ChannelArguments args;
+    args.SetMaxReceiveMessageSize(int(2 * kMaxBytes));
+    args.SetMaxSendMessageSize(int(2 * kMaxBytes));
+    stub_ = pb::ParameterService::NewStub(grpc::CreateCustomChannel(
+        "127.0.0.1:" + std::to_string(server_->port()), grpc::InsecureChannelCredentials(), args));
+  }
+
+  // Calls `rpc` with `request`; the status (a 5 s deadline).
+  template <class Request, class Response, class Rpc>
+  grpc::Status call(Rpc rpc, const Request& request, Response* response) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    return (stub_.get()->*rpc)(&context, request, response);
+  }
+  grpc::Status push(const pb::VariablePush& p) {
+    pb::ApplyUpdateRequest request;
+    *request.add_pushes() = p;
+    pb::ApplyUpdateResponse response;
+    return call(&pb::ParameterService::Stub::ApplyUpdate, request, &response);
+  }
+  grpc::Status create(const std::string& id, const pb::TensorProto& value) {
+    pb::CreateVariableRequest request;
+    request.set_id(id);
+    request.set_name(id);
+    *request.mutable_initial_value() = value;
+    pb::CreateVariableResponse response;
+    return call(&pb::ParameterService::Stub::CreateVariable, request, &response);
+  }
+  // Expects `status` to be `code` with a message holding every one of `parts`.
+  static void expect_refused(const grpc::Status& status, grpc::StatusCode code,
+                             const std::vector<std::string>& parts) {
+    EXPECT_EQ(status.error_code(), code) << status.error_message();
+    for (const std::string& p : parts) {
+      EXPECT_NE(status.error_message().find(p), std::string::npos)
+          << status.error_message() << "\nlacks: " << p;
+    }
+  }
+  static pb::TensorProto proto_of(const Tensor& t) {
+    pb::TensorProto proto;
+    proto.set_dtype(t.dtype() == float32 ? pb::DT_FLOAT32
+                    : t.dtype() == int64 ? pb::DT_INT64
+                                         : pb::DT_INVALID);
+    for (int64_t d : t.shape().dims()) proto.add_dims(d);
+    proto.set_data(static_cast<const char*>(t.raw_data()), t.nbytes());
+    return proto;
+  }
+  // A push of a dense SGD update of `grad` to `id` (learning rate 0.1, step 1).
+  static pb::VariablePush sgd_push(const std::string& id, const Tensor& grad) {
+    pb::VariablePush p;
+    p.set_id(id);
+    p.mutable_rule()->set_kind(pb::OptimizerUpdate::SGD);
+    p.mutable_rule()->set_learning_rate(0.1f);
+    p.mutable_rule()->set_step(1);
+    p.mutable_rule()->set_grad_scale(1.0f);
+    *p.mutable_dense_gradient() = proto_of(grad);
+    return p;
+  }
+  // The ps still serves, and variable `id` still reads as `expected`.
+  void expect_alive(const std::string& id, const std::vector<float>& expected) {
+    client_->ping();
+    EXPECT_EQ(client_->read({id})[0].to_vector<float>(), expected);
+  }
+
+  std::unique_ptr<ParameterServer> server_;
+  std::unique_ptr<ParameterClient> client_;
+  std::unique_ptr<pb::ParameterService::Stub> stub_;
+};
+
+TEST_F(HostileMessages, SparsePushToAScalarIsRefusedNotACrash) {
+  // Every compiled job has one: the optimizer's step count (and a scalar float here).
+  client_->create_variable("s", "scalar", Tensor::scalar<float>(1.0f), true);
+  pb::VariablePush p = sgd_push("s", Tensor::scalar<float>(1.0f));
+  p.clear_dense_gradient();
+  p.set_sparse(true);
+  // No rows: zero indices and a [0] float32 rows tensor (this wrote dims[0] of an empty shape
+  // in IndexedSlices::rows_shape: SIGSEGV), and no rows field at all.
+  *p.mutable_rows() = proto_of(zeros({0}));
+  expect_refused(push(p), grpc::StatusCode::INVALID_ARGUMENT,
+                 {"'scalar'", "sparse = true", "is a scalar", "no rows"});
+  p.clear_rows();
+  expect_refused(push(p), grpc::StatusCode::INVALID_ARGUMENT, {"is a scalar"});
+  p.add_indices(0);
+  *p.mutable_rows() = proto_of(tensor<float>({1}, {1}));
+  expect_refused(push(p), grpc::StatusCode::INVALID_ARGUMENT, {"is a scalar"});
+  expect_alive("s", {1.0f});
+}
+
+TEST_F(HostileMessages, RepliesLargerThanTheBoundAreRefusedBeforeTheyAreBuilt) {
+  // 512 KiB, 128 KiB a row: half the bound.
+  client_->create_variable("big", "big", zeros({4, 32768}), true);
+  // 400 000 rows of 128 KiB would be 49 GiB: refused before anything is allocated.
+  pb::ReadRowsRequest rows;
+  rows.set_id("big");
+  for (int i = 0; i < 400000; ++i) rows.add_indices(i % 4);
+  pb::ReadRowsResponse rows_response;
+  expect_refused(call(&pb::ParameterService::Stub::ReadRows, rows, &rows_response),
+                 grpc::StatusCode::RESOURCE_EXHAUSTED,
+                 {"ReadRows", "400000 indices", "131072-byte rows", "'big'",
+                  "max_message_bytes = 1048576"});
+  // The same variable three times in one Read: 1.5 MiB, refused before it is copied.
+  pb::ReadRequest read;
+  for (int i = 0; i < 3; ++i) read.add_ids("big");
+  pb::ReadResponse read_response;
+  expect_refused(call(&pb::ParameterService::Stub::Read, read, &read_response),
+                 grpc::StatusCode::RESOURCE_EXHAUSTED,
+                 {"Read", "ids[0..2]", "max_message_bytes = 1048576"});
+  // Within the bound, both still answer.
+  EXPECT_EQ(client_->read_rows("big", {3, 0}).shape(), (Shape{2, 32768}));
+  EXPECT_EQ(client_->read({"big"})[0].shape(), (Shape{4, 32768}));
+}
+
+TEST_F(HostileMessages, MalformedTensorsAreRefusedNamingTheField) {
+  pb::TensorProto t;
+  t.set_dtype(pb::DT_FLOAT32);
+  // A zero dim holds no bytes, but the others still make strides: bounded as well.
+  t.add_dims(0);
+  t.add_dims(int64_t(1) << 40);
+  t.add_dims(int64_t(1) << 40);
+  expect_refused(create("z", t), grpc::StatusCode::INVALID_ARGUMENT,
+                 {"initial_value", "[0,1099511627776,1099511627776]", "exceeds the bound"});
+  // A rank above kMaxRank.
+  t.clear_dims();
+  for (int i = 0; i < 33; ++i) t.add_dims(1);
+  t.set_data(std::string(4, '\0'));
+  expect_refused(create("r", t), grpc::StatusCode::INVALID_ARGUMENT,
+                 {"initial_value.dims", "rank 33", "32"});
+  // A bool byte that is neither 0 nor 1 (reading it as a bool is undefined behaviour).
+  t.clear_dims();
+  t.set_dtype(pb::DT_BOOL);
+  t.add_dims(3);
+  t.set_data(std::string("\x01\x00\x02", 3));
+  expect_refused(create("b", t), grpc::StatusCode::INVALID_ARGUMENT,
+                 {"initial_value.data[2] is 2", "0 or 1"});
+  EXPECT_EQ(server_->num_variables(), 0u);
+}
+
+TEST_F(HostileMessages, HyperParametersOutOfRangeAreRefusedNamingTheField) {
+  client_->create_variable("w", "w", ones({3}), true);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  struct Case {
+    std::function<void(pb::OptimizerUpdate*)> set;
+    std::string field;
+  };
+  const std::vector<Case> cases = {
+      {[&](pb::OptimizerUpdate* r) { r->set_learning_rate(nan); }, "rule.learning_rate is nan"},
+      {[&](pb::OptimizerUpdate* r) { r->set_learning_rate(inf); }, "rule.learning_rate is inf"},
+      {[&](pb::OptimizerUpdate* r) { r->set_learning_rate(-0.1f); }, "rule.learning_rate is -0.1"},
+      {[&](pb::OptimizerUpdate* r) { r->set_momentum(-1.0f); }, "rule.momentum is -1"},
+      {[&](pb::OptimizerUpdate* r) { r->set_momentum(nan); }, "rule.momentum is nan"},
+      {[&](pb::OptimizerUpdate* r) { r->set_beta_1(1.0f); }, "rule.beta_1 is 1"},
+      {[&](pb::OptimizerUpdate* r) { r->set_beta_2(-0.5f); }, "rule.beta_2 is -0.5"},
+      {[&](pb::OptimizerUpdate* r) { r->set_rho(2.0f); }, "rule.rho is 2"},
+      {[&](pb::OptimizerUpdate* r) { r->set_epsilon(-inf); }, "rule.epsilon is -inf"},
+      {[&](pb::OptimizerUpdate* r) { r->set_weight_decay(-1.0f); }, "rule.weight_decay is -1"},
+      {[&](pb::OptimizerUpdate* r) { r->set_clip_value(nan); }, "rule.clip_value is nan"},
+      {[&](pb::OptimizerUpdate* r) { r->set_grad_scale(-2.0f); }, "rule.grad_scale is -2"},
+      {[&](pb::OptimizerUpdate* r) { r->set_step(0); }, "rule.step is 0"},
+      {[&](pb::OptimizerUpdate* r) { r->set_kind(pb::OptimizerUpdate::Kind(9)); }, "rule.kind: 9"},
+  };
+  for (const Case& c : cases) {
+    pb::VariablePush p = sgd_push("w", ones({3}));
+    c.set(p.mutable_rule());
+    expect_refused(push(p), grpc::StatusCode::INVALID_ARGUMENT, {"'w'", c.field});
+  }
+  expect_alive("w", {1, 1, 1});
+  // A NaN gradient scale is how clipnorm passes on a NaN gradient norm (as Keras): accepted.
+  pb::VariablePush p = sgd_push("w", ones({3}));
+  p.mutable_rule()->set_grad_scale(nan);
+  EXPECT_TRUE(push(p).ok());
+}
+
+TEST_F(HostileMessages, PushesThatDoNotFitTheVariableAreRefused) {
+  client_->create_variable("w", "w", ones({2, 2}), true);
+  client_->create_variable("m", "w/momentum", zeros({2, 2}), false);
+  client_->create_variable("n", "n", Tensor::scalar<int64_t>(0), false);
+  // Slots: more than any rule takes, refused before any lookup.
+  pb::VariablePush p = sgd_push("w", ones({2, 2}));
+  for (int i = 0; i < 5; ++i) p.add_slot_ids("m");
+  expect_refused(push(p), grpc::StatusCode::INVALID_ARGUMENT,
+                 {"slot_ids: 5 slots given, the rule takes 0"});
+  // The step count is not a float32 variable: the optimizer kernels cannot update it.
+  expect_refused(push(sgd_push("n", Tensor::scalar<int64_t>(1))),
+                 grpc::StatusCode::INVALID_ARGUMENT, {"'n'", "[] int64", "float32 variables only"});
+  // A dense push with rows, a sparse one with a dense gradient.
+  p = sgd_push("w", ones({2, 2}));
+  p.add_indices(0);
+  expect_refused(push(p), grpc::StatusCode::INVALID_ARGUMENT, {"dense push", "indices or rows"});
+  p.set_sparse(true);
+  *p.mutable_rows() = proto_of(ones({1, 2}));
+  expect_refused(push(p), grpc::StatusCode::INVALID_ARGUMENT, {"sparse push", "dense_gradient"});
+  // Unknown slot id, named with its position.
+  p = sgd_push("w", ones({2, 2}));
+  p.mutable_rule()->set_momentum(0.9f);
+  p.add_slot_ids("nope");
+  expect_refused(push(p), grpc::StatusCode::NOT_FOUND, {"slot_ids[0]", "'nope'"});
+  expect_alive("w", {1, 1, 1, 1});
+}
+
+TEST_F(HostileMessages, AssignAndFetchAddRefuseBadModesDtypesAndOverflow) {
+  const int64_t max = std::numeric_limits<int64_t>::max();
+  client_->create_variable("n", "n", Tensor::scalar<int64_t>(max - 1), false);
+  client_->create_variable("w", "w", ones({2}), true);
+  pb::AssignRequest assign;
+  assign.set_id("n");
+  *assign.mutable_value() = proto_of(Tensor::scalar<int64_t>(5));
+  assign.set_mode(pb::AssignRequest::Mode(7));
+  pb::AssignResponse assign_response;
+  expect_refused(call(&pb::ParameterService::Stub::Assign, assign, &assign_response),
+                 grpc::StatusCode::INVALID_ARGUMENT, {"mode 7", "ASSIGN, ADD or SUB"});
+  // max - 1 + 5 overflows: refused, not wrapped (signed overflow is undefined behaviour).
+  assign.set_mode(pb::AssignRequest::ADD);
+  expect_refused(call(&pb::ParameterService::Stub::Assign, assign, &assign_response),
+                 grpc::StatusCode::INVALID_ARGUMENT,
+                 {"Assign", "'n'", "element 0", "+ 5 overflows int64"});
+  EXPECT_EQ(client_->read({"n"})[0].item<int64_t>(), max - 1);
+
+  pb::FetchAddRequest fetch;
+  fetch.set_id("n");
+  fetch.set_delta(1);
+  pb::FetchAddResponse fetch_response;
+  ASSERT_TRUE(call(&pb::ParameterService::Stub::FetchAdd, fetch, &fetch_response).ok());
+  EXPECT_EQ(fetch_response.previous(), max - 1);
+  expect_refused(call(&pb::ParameterService::Stub::FetchAdd, fetch, &fetch_response),
+                 grpc::StatusCode::INVALID_ARGUMENT, {"FetchAdd", "'n'", "overflows int64"});
+  fetch.set_id("w");
+  expect_refused(call(&pb::ParameterService::Stub::FetchAdd, fetch, &fetch_response),
+                 grpc::StatusCode::INVALID_ARGUMENT, {"'w'", "[2] float32", "an int64 scalar"});
+  fetch.set_id("none");
+  expect_refused(call(&pb::ParameterService::Stub::FetchAdd, fetch, &fetch_response),
+                 grpc::StatusCode::NOT_FOUND, {"FetchAdd", "'none'"});
+  EXPECT_EQ(client_->read({"n"})[0].item<int64_t>(), max);
+  EXPECT_EQ(server_->counters("n").fetch_adds, 1);
+  expect_alive("w", {1, 1});
+}
+
+TEST(ParameterService, FetchAddClaimsOneValueForEachCallerAtOnce) {
+  Ps ps;
+  ps.client->create_variable("n", "iterations", Tensor::scalar<int64_t>(0), false);
+  constexpr int kThreads = 4, kCalls = 25;
+  std::vector<std::vector<int64_t>> claimed(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      ParameterClient client("/job:ps/replica:0/task:0", ps.address, test_options());
+      for (int i = 0; i < kCalls; ++i) claimed[size_t(t)].push_back(client.fetch_add("n", 1));
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  std::vector<int64_t> all;
+  for (const auto& c : claimed) all.insert(all.end(), c.begin(), c.end());
+  std::sort(all.begin(), all.end());
+  std::vector<int64_t> expected(kThreads * kCalls);
+  std::iota(expected.begin(), expected.end(), 0);
+  EXPECT_EQ(all, expected);
+  EXPECT_EQ(ps.client->read({"n"})[0].item<int64_t>(), kThreads * kCalls);
 }
 
 TEST(RemoteVariable, StoppedServerFailsTheNextReadWithinSecondsNamingTheTask) {

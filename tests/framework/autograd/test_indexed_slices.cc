@@ -83,6 +83,16 @@ TEST(IndexedSlices, HandMadeSlicesAreChecked) {
   EXPECT_THROW(opt->apply_gradients(std::vector<Gradient>{Gradient(s)}, {t}), IndexError);
 }
 
+TEST(IndexedSlices, RowsOfAScalarOrANegativeCountAreAShapeError) {
+  EXPECT_EQ(IndexedSlices::rows_shape(Shape{6, 3}, 2), (Shape{2, 3}));
+  EXPECT_EQ(IndexedSlices::rows_shape(Shape{6}, 0), (Shape{0}));
+  // A scalar has no dim 0 to replace (this wrote past an empty vector).
+  testing::expect_error<ShapeError>([] { IndexedSlices::rows_shape(Shape{}, 1); },
+                                    {"rows_shape", "shape []", "no rows"});
+  testing::expect_error<ShapeError>([] { IndexedSlices::rows_shape(Shape{6, 3}, -1); },
+                                    {"-1 rows", "[6,3]"});
+}
+
 // One step of `opt` from the sparse gradient and one of `twin` from the dense gradient of the
 // same loss, on two copies of the same table.
 struct SparseVsDense {
