@@ -500,11 +500,18 @@ TEST(CoordinationServiceHostile, KeysIdsAndWaitsAreBounded) {
                 grpc::StatusCode::INVALID_ARGUMENT, "get('k'): field 'timeout_ms'");
   get.set_wait(false);  // try_get: no wait, the timeout means nothing
   EXPECT_TRUE(raw.stub->Get(raw.context().get(), get, &get_response).ok());
-  // The client refuses such waits itself, before any clock arithmetic.
-  EXPECT_TRUE(contains(error_of([&] { job.clients[0]->get("k", std::chrono::hours(24 * 8)); }),
-                       "a wait takes 0 to"));
   // The job is unharmed.
   EXPECT_TRUE(raw.set("still", "fine").ok());
+}
+
+// The client refuses such waits itself, before any clock arithmetic.
+TEST(CoordinationServiceHostile, TheClientRefusesWaitsBeyondTheLimit) {
+  Job job(2);
+  job.connect_all();
+  EXPECT_TRUE(contains(error_of([&] { job.clients[0]->get("k", std::chrono::hours(24 * 8)); }),
+                       "get('k'): the timeout is 691200000 ms; a wait takes 0 to 604800000 ms"));
+  EXPECT_TRUE(contains(error_of([&] { job.clients[0]->barrier("b", -1ms); }),
+                       "barrier 'b': the timeout is -1 ms"));
 }
 
 TEST(CoordinationServiceHostile, TheStoreIsBounded) {
