@@ -25,8 +25,12 @@ std::shared_ptr<grpc::Channel> make_grpc_channel(const std::string& address,
   // Tasks start in any order and workers restart: dial again within a second, not after gRPC's
   // default backoff of up to two minutes.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  // Despite its name, gRPC takes "min reconnect backoff" as the least time one connection
+  // attempt (TCP connect, HTTP/2 and TLS handshakes) is given: at 100 ms, attempts on a busy
+  // machine were cut off ("tcp handshaker shutdown") and calls failed as unreachable. A peer
+  // that is not up refuses at once, and the next attempt still follows the backoff above.
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 10000);
   // The job's token on every call, TLS when the job uses it (job_security.h).
   const std::shared_ptr<const LoadedJobSecurity> security = loaded_job_security();
   // Messages keep the address as configured; the dial goes to the loopback for "localhost".
