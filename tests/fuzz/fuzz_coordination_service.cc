@@ -4,7 +4,7 @@
 // one. The service runs in this process, served once through gRPC's in-process channel; each
 // input gets a fresh job (three tasks: chief 0, worker 0, worker 1) so that inputs do not depend
 // on each other. The calls go out at once, as a job's tasks would send them, and every one must
-// be answered: waits the requests ask for are cut to at most 20 ms (a wait outside the range the
+// be answered: waits the requests ask for are cut to at most 5 ms (a wait outside the range the
 // service accepts is left as it is: the service must refuse it), and a call not answered within
 // 10 s is a finding (a hang), as is a crash or a sanitizer report.
 //
@@ -12,8 +12,13 @@
 // store, a barrier and shutdown, recorded on the way in, plus one call of each method.
 //
 // Input format, repeated up to 32 times:
-//   method (1 byte, modulo 8) | token (1 byte: 0 the job's, 1 none, 2 a wrong one) |
-//   size (2 bytes, little-endian) | the request's serialized bytes (size of them)
+//   op (1 byte) | token (1 byte: 0 the job's, 1 none, 2 a wrong one) |
+//   size (2 bytes, little-endian) | payload (size bytes)
+// The method is op % 8. With op's high bit clear the payload is the request's serialized bytes
+// (what the recorded traffic is); with it set, the payload is a recipe (build_request): the
+// task, incarnation, key, value and timeout picked from the job's own and a few hostile ones,
+// so that mutations reach the job's state (keys that exist, barriers the other tasks meet)
+// rather than stopping at a field that does not parse.
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 
@@ -23,6 +28,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <future>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -47,7 +53,7 @@ using namespace std::chrono_literals;
 
 constexpr const char* kToken = "fuzz-job-token";
 constexpr size_t kMaxCalls = 32;
-constexpr int64_t kMaxFuzzWaitMs = 20;
+constexpr int64_t kMaxFuzzWaitMs = 5;
 
 enum Method { kRegister, kHeartbeat, kBarrier, kSet, kGet, kAdd, kErase, kReportError, kCount };
 constexpr const char* kMethodNames[kCount] = {"Register", "Heartbeat", "Barrier", "Set",
@@ -210,6 +216,145 @@ std::string prepared_request(int method, const std::string& bytes) {
   return bytes;
 }
 
+// Reads a recipe's bytes; zeros once they run out.
+class Recipe {
+ public:
+  Recipe(const std::string& bytes) : bytes_(bytes) {}
+  uint8_t byte() { return at_ < bytes_.size() ? uint8_t(bytes_[at_++]) : 0; }
+  uint64_t u64() {
+    uint64_t v = 0;
+    for (int i = 0; i < 8; ++i) v = (v << 8) | byte();
+    return v;
+  }
+  std::string bytes(size_t n) {
+    n = std::min(n, bytes_.size() - at_);
+    std::string out = bytes_.substr(at_, n);
+    at_ += n;
+    return out;
+  }
+
+ private:
+  const std::string& bytes_;
+  size_t at_ = 0;
+};
+
+// The job's three tasks register with these incarnations in the recipes' seeds.
+uint64_t incarnation_of(int task) { return 1000 + uint64_t(task); }
+
+void fill_task(Recipe& r, pb::TaskId* task, bool* present) {
+  const uint8_t who = r.byte();
+  const std::vector<CoordinationTask> tasks = job_tasks();
+  *present = who % 6 != 5;
+  if (!*present) return;
+  if (who % 6 < 3) {
+    task->set_job(tasks[who % 6].job);
+    task->set_index(tasks[who % 6].index);
+  } else if (who % 6 == 3) {
+    task->set_job("ps");      // not in the cluster
+    task->set_index(0);
+  } else {
+    task->set_job(r.bytes(r.byte()));   // anything
+    task->set_index(int32_t(r.u64()));
+  }
+  switch (r.byte() % 4) {
+    case 0: task->set_incarnation(incarnation_of(who % 6 < 3 ? who % 6 : 0)); break;
+    case 1: task->set_incarnation(2000 + who % 3); break;   // a "restarted" process
+    case 2: task->set_incarnation(0); break;
+    default: task->set_incarnation(r.u64());
+  }
+}
+
+std::string pick_name(Recipe& r, bool barrier) {
+  static const char* kKeys[] = {"gloo/rank_0", "gloo/rank_1", "counter", "nccl/0/unique_id"};
+  static const char* kIds[] = {"epoch", "step", "strata/connect", "strata/shutdown"};
+  const uint8_t choice = r.byte();
+  switch (choice % 7) {
+    case 0: case 1: case 2: case 3: return barrier ? kIds[choice % 4] : kKeys[choice % 4];
+    case 4: return "";
+    case 5: return std::string(4097, 'k');   // one byte over the limit
+    default: return r.bytes(r.byte() | (size_t(r.byte()) << 8));
+  }
+}
+
+int64_t pick_timeout(Recipe& r) {
+  switch (r.byte() % 6) {
+    case 0: return 0;
+    case 1: case 2: return 1 + r.byte() % kMaxFuzzWaitMs;
+    case 3: return -1;
+    case 4: return strata::distribute::kMaxCoordinationWait.count() + 1;
+    default: return int64_t(r.u64());
+  }
+}
+
+std::string pick_value(Recipe& r) {
+  switch (r.byte() % 4) {
+    case 0: return "41";
+    case 1: return std::string(r.byte() * 16 + 1, 'v');   // up to 4 KiB: fills the store
+    case 2: return "-9223372036854775808";
+    default: return r.bytes(r.byte());
+  }
+}
+
+int64_t pick_delta(Recipe& r) {
+  switch (r.byte() % 4) {
+    case 0: return 1;
+    case 1: return std::numeric_limits<int64_t>::max();
+    case 2: return std::numeric_limits<int64_t>::min();
+    default: return int64_t(r.u64());
+  }
+}
+
+// The request a recipe describes, serialized.
+std::string build_request(int method, const std::string& recipe) {
+  Recipe r(recipe);
+  pb::TaskId task;
+  bool present = true;
+  fill_task(r, &task, &present);
+  const auto with_task = [&](auto& request) {
+    if (present) *request.mutable_task() = task;
+    return request.SerializeAsString();
+  };
+  switch (method) {
+    case kRegister: { pb::RegisterRequest q; return with_task(q); }
+    case kHeartbeat: { pb::HeartbeatRequest q; return with_task(q); }
+    case kBarrier: {
+      pb::BarrierRequest q;
+      q.set_id(pick_name(r, true));
+      q.set_timeout_ms(pick_timeout(r));
+      return with_task(q);
+    }
+    case kSet: {
+      pb::SetRequest q;
+      q.set_key(pick_name(r, false));
+      q.set_value(pick_value(r));
+      return with_task(q);
+    }
+    case kGet: {
+      pb::GetRequest q;
+      q.set_key(pick_name(r, false));
+      q.set_wait(r.byte() % 2 == 0);
+      q.set_timeout_ms(pick_timeout(r));
+      return with_task(q);
+    }
+    case kAdd: {
+      pb::AddRequest q;
+      q.set_key(pick_name(r, false));
+      q.set_delta(pick_delta(r));
+      return with_task(q);
+    }
+    case kErase: {
+      pb::EraseRequest q;
+      q.set_key(pick_name(r, false));
+      return with_task(q);
+    }
+    default: {
+      pb::ReportErrorRequest q;
+      q.set_message(r.bytes(r.byte() | (size_t(r.byte()) << 8)));
+      return with_task(q);
+    }
+  }
+}
+
 struct Call {
   grpc::ClientContext context;
   grpc::ByteBuffer request, response;
@@ -227,6 +372,7 @@ void run_input(Fixture& fixture, const uint8_t* data, size_t size) {
   std::vector<std::unique_ptr<Call>> calls;
   size_t at = 0;
   while (at + 4 <= size && calls.size() < kMaxCalls) {
+    const bool recipe = data[at] & 0x80;
     const int method = data[at] % kCount;
     const int token = data[at + 1] % 3;
     const size_t length = std::min<size_t>(data[at + 2] | (size_t(data[at + 3]) << 8),
@@ -238,7 +384,8 @@ void run_input(Fixture& fixture, const uint8_t* data, size_t size) {
     call->context.set_deadline(std::chrono::system_clock::now() + 30s);
     if (token == 0) call->context.AddMetadata(strata::distribute::kJobTokenMetadataKey, kToken);
     if (token == 2) call->context.AddMetadata(strata::distribute::kJobTokenMetadataKey, "guess");
-    const std::string request = prepared_request(method, bytes);
+    const std::string request =
+        prepared_request(method, recipe ? build_request(method, bytes) : bytes);
     grpc::Slice slice(request);
     call->request = grpc::ByteBuffer(&slice, 1);
     {
@@ -351,6 +498,36 @@ void write_seeds(const std::string& dir) {
   write_seed(dir, "report_error",
              record(kRegister, reg.SerializeAsString()) +
                  record(kReportError, report.SerializeAsString()));
+
+  // Recipes (op's high bit): the three tasks register with their incarnations and meet at the
+  // connect barrier, then use the store, meet at a barrier and leave; and the same job with one
+  // task's error posted halfway.
+  const auto recipe = [](Method m, std::initializer_list<uint8_t> bytes) {
+    const std::string payload(bytes.begin(), bytes.end());
+    return std::string{char(0x80 | m), char(0), char(payload.size()), char(0)} + payload;
+  };
+  std::string connect;
+  for (uint8_t t = 0; t < 3; ++t) connect += recipe(kRegister, {t, 0});
+  for (uint8_t t = 0; t < 3; ++t) connect += recipe(kBarrier, {t, 0, 2, 1, 4});  // strata/connect
+  std::string work = connect;
+  work += recipe(kSet, {0, 0, 0, 0});                 // chief 0 sets gloo/rank_0 = "41"
+  work += recipe(kGet, {1, 0, 0, 0, 1, 4});           // worker 0 waits for it
+  work += recipe(kAdd, {2, 0, 2, 0});                 // worker 1 adds 1 to counter
+  work += recipe(kAdd, {0, 0, 2, 1});                 // chief 0 adds INT64_MAX: overflow
+  work += recipe(kErase, {1, 0, 0});
+  for (uint8_t t = 0; t < 3; ++t) work += recipe(kBarrier, {t, 0, 0, 1, 4});      // epoch
+  for (uint8_t t = 0; t < 3; ++t) work += recipe(kHeartbeat, {t, 0});
+  std::string leave = work;
+  for (uint8_t t = 0; t < 3; ++t) leave += recipe(kBarrier, {t, 0, 3, 1, 4});     // shutdown
+  write_seed(dir, "recipe_job", leave);
+  std::string failing = work;
+  failing += recipe(kReportError, {1, 0, 5, 0, 'o', 'o', 'p', 's', '!'});
+  failing += recipe(kSet, {2, 0, 1, 0});
+  failing += recipe(kRegister, {1, 1});               // worker 0 "restarted"
+  write_seed(dir, "recipe_job_fails", failing);
+  std::string full = connect;
+  for (uint8_t k = 0; k < 20; ++k) full += recipe(kSet, {uint8_t(k % 3), 0, 6, 2, 0, k, 1, 255});
+  write_seed(dir, "recipe_store_fills", full);
 }
 
 }  // namespace strata::fuzz
