@@ -19,11 +19,12 @@
 // set for every task) unless set_job_security() replaced them (the apps' --job_token_file,
 // --tls_cert_file, --tls_key_file, --tls_ca_file and --bind_host flags do):
 //
-//   STRATA_JOB_TOKEN_FILE=/secrets/job-token        (any printable text, e.g. openssl rand -hex 32)
+//   STRATA_JOB_TOKEN_FILE=/secrets/job-token    (printable text, e.g. `openssl rand -hex 32`)
 //   STRATA_TLS_CERT_FILE / STRATA_TLS_KEY_FILE / STRATA_TLS_CA_FILE   (PEM; all three or none)
 //   STRATA_BIND_HOST=0.0.0.0
 //
-// Servers and channels take the settings in force when they are made.
+// Channels and servers take the TLS files and bind host in force when they are made; servers
+// check each call against the token in force when it arrives (one job, one token, per process).
 #pragma once
 
 #include <string>
