@@ -9,6 +9,7 @@
 #include "distribute/cluster_resolver/slurm_cluster_resolver.h"
 #include "distribute/cluster_resolver/tfconfig_cluster_resolver.h"
 #include "distribute/cross_device_ops.h"
+#include "distribute/job_security.h"
 #include "distribute/mirrored_strategy.h"
 #include "distribute/multi_worker_mirrored_strategy.h"
 #include "distribute/one_device_strategy.h"

@@ -112,8 +112,9 @@ std::unique_ptr<WorkerCluster> WorkerCluster::join(const ClusterResolver& resolv
   const TaskAddress leader = coordinator_task(spec);
   const std::string service_address = spec.task_address(leader.type, leader.index);
   if (leader.type == *type && leader.index == *id) {
-    const HostPort where = parse_host_port(service_address, "the coordinator's address");
-    cluster->service_ = CoordinationService::start("[::]:" + std::to_string(where.port), tasks, coordination);
+    // On the coordinator's own address, as every server of a job (job_security.h: the bind
+    // host asks for every interface instead).
+    cluster->service_ = CoordinationService::start(service_address, tasks, coordination);
   }
   cluster->linger_ = 2 * coordination.heartbeat_interval + std::chrono::milliseconds(200);
   cluster->client_ = std::make_unique<CoordinationClient>(

@@ -29,6 +29,7 @@
 
 #include "apps/common/final_save.h"
 #include "apps/common/interruption.h"
+#include "apps/common/job_security_flags.h"
 #include "apps/common/main_guard.h"
 #include "apps/common/model_dir.h"
 #include "apps/common/scores.h"
@@ -92,6 +93,7 @@ std::pair<Tensor, Tensor> training_data(const mnist_app::Options& o) {
 
 static int run(int argc, char** argv) {
   const mnist_app::Options o = mnist_app::parse_flags(argc, argv);
+  apps::apply_job_security_flags();  // the job token, TLS, the bind host
 
   // ---- parameter servers: every task runs this command; TF_CONFIG says which part it plays ----
   const bool parameter_server = o.distribution_strategy == "parameter_server";

@@ -41,6 +41,7 @@
 
 #include "apps/common/final_save.h"
 #include "apps/common/interruption.h"
+#include "apps/common/job_security_flags.h"
 #include "apps/common/main_guard.h"
 #include "apps/common/model_dir.h"
 #include "apps/common/scores.h"
@@ -142,6 +143,7 @@ data::Dataset training_input(const resnet_cifar::Options& o) {
 
 static int run(int argc, char** argv) {
   const resnet_cifar::Options o = resnet_cifar::parse_flags(argc, argv);
+  apps::apply_job_security_flags();  // the job token, TLS, the bind host
   const int64_t batch_size = o.batch_size;
 
   // --model_dir before any work: an unusable one is an error now, not after an epoch; the lock

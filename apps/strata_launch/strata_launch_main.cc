@@ -7,15 +7,23 @@
 // Ports are free ones the system picks (or --port_base, --port_base + 1, ...); each task's output
 // lines come out prefixed with the task ("[worker 1] ..."); signals to the launcher go to every
 // task; the first task that fails stops the others and its exit status is the launcher's.
+//
+// Each job gets a fresh token (distribute/job_security.h), a random file only this user can
+// read, removed at exit, handed to every task as STRATA_JOB_TOKEN_FILE: no process outside the
+// job can call its servers. --job_token_file gives one instead, --nojob_token runs without;
+// --tls_cert_file, --tls_key_file, --tls_ca_file and --bind_host reach every task likewise.
 #include <algorithm>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <absl/flags/flag.h>
 
 #include "apps/common/flags.h"
+#include "apps/common/job_security_flags.h"
 #include "apps/common/main_guard.h"
+#include "apps/strata_launch/job_token_file.h"
 #include "apps/strata_launch/launch_plan.h"
 #include "apps/strata_launch/task_supervisor.h"
 
@@ -39,6 +47,10 @@ ABSL_FLAG(PortFlag, port_base, 0,
 ABSL_FLAG(std::string, rpc_layer, "", "rpc_layer to put in TF_CONFIG (e.g. grpc); empty: none.");
 ABSL_FLAG(SecondsFlag, grace_seconds, 10,
           "Seconds the tasks get to stop after SIGTERM before SIGKILL.");
+ABSL_FLAG(bool, job_token, true,
+          "Give the job a fresh random token (a 0600 file in a temporary folder, removed at "
+          "exit) unless --job_token_file or STRATA_JOB_TOKEN_FILE names one; --nojob_token: "
+          "none, any process that reaches a task's port may call it.");
 
 int main(int argc, char** argv) {
   return apps::guarded_main([&] {
@@ -81,6 +93,24 @@ int main(int argc, char** argv) {
     }
     launch::SuperviseOptions options;
     options.grace_seconds = absl::GetFlag(FLAGS_grace_seconds).value;
+    // The job's token and TLS files, checked here once rather than by every task.
+    namespace distribute = strata::distribute;
+    distribute::JobSecurity security = apps::job_security_from_flags();
+    std::unique_ptr<launch::JobTokenFile> token;
+    if (security.token_file.empty() && absl::GetFlag(FLAGS_job_token)) {
+      token = std::make_unique<launch::JobTokenFile>();
+      security.token_file = token->path();
+    }
+    try {
+      distribute::set_job_security(security);
+    } catch (const strata::ValueError& e) {
+      throw apps::FlagError(e.what());
+    }
+    options.environment = {{distribute::kJobTokenFileEnv, security.token_file},
+                           {distribute::kTlsCertFileEnv, security.tls_cert_file},
+                           {distribute::kTlsKeyFileEnv, security.tls_key_file},
+                           {distribute::kTlsCaFileEnv, security.tls_ca_file},
+                           {distribute::kBindHostEnv, security.bind_host}};
     return launch::supervise(tasks, program, options);
   });
 }

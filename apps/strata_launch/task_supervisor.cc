@@ -94,10 +94,11 @@ void note(const std::string& line) {
   std::fflush(stderr);
 }
 
-// fork + exec of `program` with TF_CONFIG set, its output into two pipes; the child has its own
-// process group (a terminal's Ctrl-C reaches only the launcher, which forwards it once) and dies
-// with the launcher.
-void start(Task& task, const std::vector<std::string>& program) {
+// fork + exec of `program` with TF_CONFIG (and `environment`) set, its output into two pipes;
+// the child has its own process group (a terminal's Ctrl-C reaches only the launcher, which
+// forwards it once) and dies with the launcher.
+void start(Task& task, const std::vector<std::string>& program,
+           const std::vector<std::pair<std::string, std::string>>& environment) {
   int out[2], err[2];
   make_pipe(out);
   make_pipe(err);
@@ -119,6 +120,13 @@ void start(Task& task, const std::vector<std::string>& program) {
     dup2(out[1], STDOUT_FILENO);
     dup2(err[1], STDERR_FILENO);
     setenv("TF_CONFIG", task.plan->tf_config.c_str(), 1);
+    for (const auto& [name, value] : environment) {
+      if (value.empty()) {
+        unsetenv(name.c_str());
+      } else {
+        setenv(name.c_str(), value.c_str(), 1);
+      }
+    }
     execvp(argv[0], argv.data());
     const std::string msg = std::string("cannot run ") + argv[0] + ": " + std::strerror(errno) + "\n";
     (void)!write(STDERR_FILENO, msg.data(), msg.size());
@@ -180,7 +188,7 @@ int supervise(const std::vector<TaskPlan>& plans, const std::vector<std::string>
   };
 
   try {
-    for (Task& t : tasks) start(t, program);
+    for (Task& t : tasks) start(t, program, options.environment);
   } catch (...) {
     stop_all();
     for (Task& t : tasks) {

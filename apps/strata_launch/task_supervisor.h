@@ -8,6 +8,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "apps/strata_launch/launch_plan.h"
@@ -16,6 +17,9 @@ namespace launch {
 
 struct SuperviseOptions {
   double grace_seconds = 10.0;  // SIGTERM .. SIGKILL
+  // Set in every task's environment besides TF_CONFIG (an empty value unsets the variable): the
+  // job's token and TLS files.
+  std::vector<std::pair<std::string, std::string>> environment;
 };
 
 // Starts `program` (argv[0] looked up in PATH) once per task with TF_CONFIG set, and returns the

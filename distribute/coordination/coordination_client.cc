@@ -10,6 +10,7 @@
 
 #include "distribute/coordination/coordination.grpc.pb.h"
 #include "distribute/coordination/reserved_barriers.h"
+#include "distribute/grpc_security.h"
 #include "distribute/grpc_setup.h"
 
 // Under LeakSanitizer: Debian's c-ares 1.18 (gRPC's DNS resolver) leaks one small block when it
@@ -90,6 +91,7 @@ struct CoordinationClient::Impl {
   const uint64_t incarnation;
   const std::string service;   // describe_service()
   const std::unique_ptr<pb::Coordination::Stub> stub;
+  const bool tls = loaded_job_security()->uses_tls();
 
   std::mutex mutex;
   std::condition_variable wake;   // stop_heartbeats()
@@ -130,7 +132,7 @@ struct CoordinationClient::Impl {
       case grpc::StatusCode::UNAVAILABLE:
         throw CoordinationError(operation + ": " + service + " is unreachable (" + message +
                                 "): check that the task hosting it runs and that the cluster "
-                                "spec's address for it is right");
+                                "spec's address for it is right" + tls_hint());
       case grpc::StatusCode::DEADLINE_EXCEEDED:
       case grpc::StatusCode::CANCELLED:
         // The service times waits out itself, with a message naming the key or the tasks; only
@@ -141,6 +143,8 @@ struct CoordinationClient::Impl {
         throw CoordinationError(operation + ": " + service + " did not answer within " +
                                 in_ms(deadline) + ": it hangs, is overloaded or unreachable");
       case grpc::StatusCode::RESOURCE_EXHAUSTED:
+        // A limit of the service's store (its message names it), or gRPC's message size.
+        if (message.rfind(operation, 0) == 0) throw CoordinationError(message);
         throw CoordinationError(operation + ": the request was refused as too large (" + message +
                                 "): the service and every task allow " +
                                 "CoordinationOptions::max_message_bytes per request; keep "
@@ -150,6 +154,13 @@ struct CoordinationClient::Impl {
                                     ? message
                                     : operation + ": " + message);
     }
+  }
+
+  // Under TLS a refused handshake looks like an unreachable service.
+  std::string tls_hint() const {
+    if (!tls) return "";
+    return "; with TLS, also that every task's certificate is signed by the CA the others "
+           "trust and names its host as the cluster spec does";
   }
 
   // Runs `rpc` with a deadline `timeout` away; CoordinationError when it fails.
@@ -164,6 +175,7 @@ struct CoordinationClient::Impl {
 
   void wait_at_barrier(const std::string& operation, const std::string& id,
                        milliseconds timeout) {
+    check_wait(operation, timeout);
     pb::BarrierRequest request;
     fill(request.mutable_task());
     request.set_id(id);
@@ -172,6 +184,14 @@ struct CoordinationClient::Impl {
     call(operation, timeout + options.rpc_timeout, [&](grpc::ClientContext* context) {
       return stub->Barrier(context, request, &response);
     });
+  }
+
+  // A wait the service takes (kMaxCoordinationWait at most), so the deadline cannot overflow.
+  static void check_wait(const std::string& operation, milliseconds timeout) {
+    if (timeout < milliseconds(0) || timeout > kMaxCoordinationWait) {
+      throw CoordinationError(operation + ": the timeout is " + in_ms(timeout) +
+                              "; a wait takes 0 to " + in_ms(kMaxCoordinationWait) + " (7 days)");
+    }
   }
 
   void heartbeat_loop();
@@ -198,7 +218,8 @@ void CoordinationClient::Impl::heartbeat_loop() {
       last_answer = Clock::now();
       if (!response.error().empty()) learn(response.error());
     } else if (status.error_code() == grpc::StatusCode::FAILED_PRECONDITION ||
-               status.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
+               status.error_code() == grpc::StatusCode::INVALID_ARGUMENT ||
+               status.error_code() == grpc::StatusCode::UNAUTHENTICATED) {
       learn("the coordination service refused " + self.name() + "'s heartbeat: " +
             status.error_message());
     } else if (Clock::now() - last_answer >= options.heartbeat_timeout) {
@@ -263,7 +284,7 @@ void CoordinationClient::connect() {
                               impl_->self.name() + " within " + in_ms(timeout) +
                               ": start that task (it serves the coordination service), check "
                               "its address in the cluster spec, or raise "
-                              "CoordinationOptions::register_timeout");
+                              "CoordinationOptions::register_timeout" + impl_->tls_hint());
     }
     if (!status.ok()) impl_->fail("connect", status, timeout);
     {
@@ -362,6 +383,7 @@ void CoordinationClient::set(const std::string& key, const std::string& value) {
 }
 
 std::string CoordinationClient::get(const std::string& key, milliseconds timeout) {
+  Impl::check_wait("get('" + key + "')", timeout);
   pb::GetRequest request;
   impl_->fill(request.mutable_task());
   request.set_key(key);

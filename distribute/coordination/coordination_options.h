@@ -18,6 +18,23 @@ struct CoordinationOptions {
   // The deadline of each short call (set, try_get, add, erase, report_error); waits (get,
   // barrier) get their own timeout plus this much, so that a hung service cannot hang them.
   std::chrono::milliseconds rpc_timeout{30000};
+
+  // What the service holds for one job at most; a request that would pass a limit is refused
+  // (RESOURCE_EXHAUSTED naming it), so that no task, buggy or hostile, can make the service
+  // grow without bound. The store is for rendezvous data (addresses, ids, counters), not
+  // tensors; a job's own use stays far below these.
+  size_t max_keys = 65536;                    // keys in the store
+  size_t max_store_bytes = size_t(64) << 20;  // their keys and values together
+  size_t max_barriers = 4096;                 // barrier ids waited at (or failed) at once
+  size_t max_waiting_calls = 16384;           // gets and barriers parked at once, all tasks
 };
+
+// Fixed limits of every request, checked before anything is stored (INVALID_ARGUMENT naming the
+// field): keys and barrier ids of 1 to kMaxCoordinationKeyBytes bytes; waits (get, barrier) of
+// 0 to kMaxCoordinationWait; a reported error's message is kept up to kMaxReportedErrorBytes
+// (the rest is cut, saying so: every task receives it with each heartbeat).
+inline constexpr size_t kMaxCoordinationKeyBytes = 4096;
+inline constexpr std::chrono::milliseconds kMaxCoordinationWait{7LL * 24 * 3600 * 1000};
+inline constexpr size_t kMaxReportedErrorBytes = 64 << 10;
 
 }  // namespace strata::distribute

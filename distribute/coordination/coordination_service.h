@@ -20,9 +20,12 @@ namespace strata::distribute {
 
 class CoordinationService {
  public:
-  // Serves on bind_address ("host:port", "[::1]:port"; port 0 = a free port) for `tasks`, every
-  // task that will register. CoordinationError naming the address and the fix when it cannot
-  // bind (the port is taken, or the host is not this machine's).
+  // Serves on bind_address ("host:port", "[::1]:port"; port 0 = a free port): the coordinator
+  // task's own address, or its port on every interface when the job's bind host asks
+  // (job_security.h), for `tasks`, every task that will register. Calls without the job's token
+  // (when it has one) are refused. CoordinationError naming the address and the fix when it
+  // cannot bind (the port is taken, or the host is not this machine's); ValueError naming the
+  // file when the job's token or TLS files cannot be used.
   static std::unique_ptr<CoordinationService> start(const std::string& bind_address,
                                                     std::vector<CoordinationTask> tasks,
                                                     CoordinationOptions options = {});

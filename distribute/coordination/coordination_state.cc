@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "distribute/coordination/key_value_store.h"
+#include "distribute/coordination/request_checks.h"
 
 namespace strata::distribute::coordination_internal {
 
@@ -14,7 +15,25 @@ using grpc::StatusCode;
 
 std::string milliseconds(int64_t ms) { return std::to_string(ms) + " ms"; }
 
-std::string quoted(const std::string& key) { return "'" + key + "'"; }
+std::string quoted(const std::string& key) { return printable(key); }
+
+// A reported error as it is kept and sent to every task: cut to kMaxReportedErrorBytes, control
+// characters (other than new lines and tabs) replaced, so that no task's terminal is garbled.
+std::string kept_error_text(const std::string& message) {
+  std::string text = message.substr(0, kMaxReportedErrorBytes);
+  for (char& c : text) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if ((u < 0x20 && c != '\n' && c != '\t') || u == 0x7f) c = '?';
+  }
+  if (message.size() > kMaxReportedErrorBytes) {
+    text += "... (cut: " + std::to_string(message.size()) + " bytes)";
+  }
+  return text;
+}
+
+Status exhausted(const std::string& operation, const std::string& what) {
+  return Status(StatusCode::RESOURCE_EXHAUSTED, operation + ": " + what);
+}
 
 }  // namespace
 
@@ -76,12 +95,13 @@ void CoordinationState::post_error(const std::string& error) {
   barriers_.clear();
 }
 
-Status CoordinationState::admit(const pb::TaskId& task, const std::string& operation,
-                                size_t* index) {
+Status CoordinationState::admit(bool present, const pb::TaskId& task,
+                                const std::string& operation, size_t* index) {
   if (stopping_) {
     return Status(StatusCode::UNAVAILABLE,
                   "the coordination service is stopping (the task hosting it exits)");
   }
+  if (Status checked = check_task(operation, present, task); !checked.ok()) return checked;
   auto it = std::find_if(tasks_.begin(), tasks_.end(), [&](const TaskState& t) {
     return t.spec.job == task.job() && t.spec.index == task.index();
   });
@@ -89,7 +109,8 @@ Status CoordinationState::admit(const pb::TaskId& task, const std::string& opera
     std::string known;
     for (const TaskState& t : tasks_) known += (known.empty() ? "" : ", ") + t.spec.name();
     return Status(StatusCode::INVALID_ARGUMENT,
-                  operation + ": " + task.job() + " " + std::to_string(task.index()) +
+                  operation + ": " + printable(task.job(), 64) + " " +
+                      std::to_string(task.index()) +
                       " is not a task of the cluster the coordination service serves (" + known +
                       "): start every task with the same cluster spec");
   }
@@ -112,13 +133,18 @@ Status CoordinationState::admit(const pb::TaskId& task, const std::string& opera
 void CoordinationState::register_task(const pb::RegisterRequest& request, Reactor* reactor) {
   std::lock_guard<std::mutex> lock(mutex_);
   size_t i = 0;
-  Status status = admit(request.task(), "connect", &i);
+  Status status = admit(request.has_task(), request.task(), "connect", &i);
   // Registering is what admit() checks for; an unknown task or a stopping service still fails.
   if (status.error_code() == StatusCode::FAILED_PRECONDITION) status = Status::OK;
+  const uint64_t incarnation = request.task().incarnation();
+  if (status.ok() && incarnation == 0) {
+    status = Status(StatusCode::INVALID_ARGUMENT,
+                    "connect: field 'task.incarnation' is 0; a process registers with a random "
+                    "non-zero id of its own");
+  }
   if (status.ok() && error_) status = posted_status();
   if (!status.ok()) return reactor->Finish(status);
   TaskState& task = tasks_[i];
-  const uint64_t incarnation = request.task().incarnation();
   if (task.registered && task.incarnation != incarnation && job_started_) {
     // The others hold state (collective rendezvous, step counts) the new process lacks.
     post_error(task.spec.name() + " restarted (it registered again, as a new process, after the "
@@ -138,7 +164,7 @@ void CoordinationState::heartbeat(const pb::HeartbeatRequest& request,
                                   pb::HeartbeatResponse* response, Reactor* reactor) {
   std::lock_guard<std::mutex> lock(mutex_);
   size_t i = 0;
-  Status status = admit(request.task(), "heartbeat", &i);
+  Status status = admit(request.has_task(), request.task(), "heartbeat", &i);
   if (status.ok()) {
     tasks_[i].last_heartbeat = Clock::now();
     // The reply, not a failed status, carries the error: heartbeats are how every task learns it.
@@ -152,20 +178,23 @@ void CoordinationState::barrier(const pb::BarrierRequest& request, Reactor* reac
   const std::string& id = request.id();
   const std::string operation = "barrier " + quoted(id);
   size_t i = 0;
-  Status status = admit(request.task(), operation, &i);
+  Status status = admit(request.has_task(), request.task(), operation, &i);
   if (status.ok() && error_) status = posted_status();
-  if (status.ok() && id.empty()) {
-    status = Status(StatusCode::INVALID_ARGUMENT,
-                    "barrier: the id is empty: give each barrier a name (the same on every task)");
-  }
-  if (status.ok() && request.timeout_ms() < 0) {
-    status = Status(StatusCode::INVALID_ARGUMENT,
-                    operation + ": negative timeout " + milliseconds(request.timeout_ms()));
-  }
+  if (status.ok()) status = check_name(operation, "id", id);
+  if (status.ok()) status = check_wait(operation, "timeout_ms", request.timeout_ms());
+  if (status.ok() && !barriers_.count(id)) status = make_room_for_barrier(operation);
   if (!status.ok()) return reactor->Finish(status);
   auto [it, created] = barriers_.try_emplace(id);
   Barrier& barrier = it->second;
   if (barrier.failure) return reactor->Finish(*barrier.failure);
+  const bool completes = barrier.arrived.size() + (barrier.arrived.count(i) ? 0 : 1) ==
+                         tasks_.size();
+  if (!completes) {   // this call will wait: is there room for one more?
+    if (status = check_room_to_wait(operation); !status.ok()) {
+      if (created) barriers_.erase(it);
+      return reactor->Finish(status);
+    }
+  }
   if (created) {
     barrier.timeout_ms = request.timeout_ms();
     barrier.deadline = Clock::now() + std::chrono::milliseconds(request.timeout_ms());
@@ -173,7 +202,7 @@ void CoordinationState::barrier(const pb::BarrierRequest& request, Reactor* reac
   if (id == kShutdownBarrier) tasks_[i].leaving = true;
   barrier.arrived.insert(i);
   barrier.waiters.push_back(reactor);
-  if (barrier.arrived.size() < tasks_.size()) {
+  if (!completes) {
     wake_.notify_one();   // its deadline
     return;
   }
@@ -182,8 +211,57 @@ void CoordinationState::barrier(const pb::BarrierRequest& request, Reactor* reac
   barriers_.erase(it);   // the id may be used again
 }
 
+Status CoordinationState::check_room_to_wait(const std::string& operation) const {
+  size_t waiting = key_waiters_.size();
+  for (const auto& [id, barrier] : barriers_) waiting += barrier.waiters.size();
+  if (waiting < options_.max_waiting_calls) return Status::OK;
+  return exhausted(operation, std::to_string(waiting) +
+                                  " calls wait on the service already, its limit "
+                                  "(CoordinationOptions::max_waiting_calls): the tasks wait on "
+                                  "keys nobody sets or barriers nobody reaches");
+}
+
+Status CoordinationState::make_room_for_barrier(const std::string& operation) {
+  if (barriers_.size() < options_.max_barriers) return Status::OK;
+  // A failed barrier is kept only to tell late arrivals at once: the first to go.
+  for (auto it = barriers_.begin(); it != barriers_.end(); ++it) {
+    if (it->second.failure) {
+      barriers_.erase(it);
+      return Status::OK;
+    }
+  }
+  return exhausted(operation, std::to_string(barriers_.size()) +
+                                  " barriers are waited at already, the limit "
+                                  "(CoordinationOptions::max_barriers): the tasks use ids that "
+                                  "never complete");
+}
+
+Status CoordinationState::check_room_to_store(const std::string& operation,
+                                              const std::string& key, size_t value_bytes) const {
+  auto it = values_.find(key);
+  const size_t keys = values_.size() + (it == values_.end() ? 1 : 0);
+  const size_t replaced = it == values_.end() ? 0 : key.size() + it->second.size();
+  const size_t bytes = store_bytes_ - replaced + key.size() + value_bytes;
+  if (keys > options_.max_keys) {
+    return exhausted(operation, "the store holds " + std::to_string(values_.size()) +
+                                    " keys, its limit (CoordinationOptions::max_keys): erase "
+                                    "keys no task needs any more, or raise the limit");
+  }
+  if (bytes > options_.max_store_bytes) {
+    return exhausted(operation, "the store would hold " + std::to_string(bytes) +
+                                    " bytes, more than its limit (" +
+                                    std::to_string(options_.max_store_bytes) +
+                                    ", CoordinationOptions::max_store_bytes): the store is for "
+                                    "rendezvous data, not tensors");
+  }
+  return Status::OK;
+}
+
 void CoordinationState::publish(const std::string& key, const std::string& value) {
-  values_[key] = value;
+  auto [slot, added] = values_.try_emplace(key);
+  store_bytes_ -= added ? 0 : key.size() + slot->second.size();
+  store_bytes_ += key.size() + value.size();
+  slot->second = value;
   auto [begin, end] = key_waiters_.equal_range(key);
   for (auto it = begin; it != end; ++it) {
     it->second.response->set_found(true);
@@ -193,20 +271,14 @@ void CoordinationState::publish(const std::string& key, const std::string& value
   key_waiters_.erase(begin, end);
 }
 
-namespace {
-Status check_key(const std::string& operation, const std::string& key) {
-  if (!key.empty()) return Status::OK;
-  return Status(StatusCode::INVALID_ARGUMENT, operation + ": the key is empty");
-}
-}  // namespace
-
 void CoordinationState::set(const pb::SetRequest& request, Reactor* reactor) {
   std::lock_guard<std::mutex> lock(mutex_);
   const std::string operation = "set(" + quoted(request.key()) + ")";
   size_t i = 0;
-  Status status = admit(request.task(), operation, &i);
+  Status status = admit(request.has_task(), request.task(), operation, &i);
   if (status.ok() && error_) status = posted_status();
-  if (status.ok()) status = check_key(operation, request.key());
+  if (status.ok()) status = check_name(operation, "key", request.key());
+  if (status.ok()) status = check_room_to_store(operation, request.key(), request.value().size());
   if (status.ok()) publish(request.key(), request.value());
   reactor->Finish(status);
 }
@@ -216,12 +288,11 @@ void CoordinationState::get(const pb::GetRequest& request, pb::GetResponse* resp
   std::lock_guard<std::mutex> lock(mutex_);
   const std::string operation = "get(" + quoted(request.key()) + ")";
   size_t i = 0;
-  Status status = admit(request.task(), operation, &i);
+  Status status = admit(request.has_task(), request.task(), operation, &i);
   if (status.ok() && error_) status = posted_status();
-  if (status.ok()) status = check_key(operation, request.key());
-  if (status.ok() && request.wait() && request.timeout_ms() < 0) {
-    status = Status(StatusCode::INVALID_ARGUMENT,
-                    operation + ": negative timeout " + milliseconds(request.timeout_ms()));
+  if (status.ok()) status = check_name(operation, "key", request.key());
+  if (status.ok() && request.wait()) {
+    status = check_wait(operation, "timeout_ms", request.timeout_ms());
   }
   if (!status.ok()) return reactor->Finish(status);
   auto it = values_.find(request.key());
@@ -231,6 +302,7 @@ void CoordinationState::get(const pb::GetRequest& request, pb::GetResponse* resp
     return reactor->Finish(Status::OK);
   }
   if (!request.wait()) return reactor->Finish(Status::OK);   // try_get: not found
+  if (status = check_room_to_wait(operation); !status.ok()) return reactor->Finish(status);
   key_waiters_.emplace(request.key(),
                        KeyWaiter{reactor, response,
                                  Clock::now() + std::chrono::milliseconds(request.timeout_ms()),
@@ -243,9 +315,9 @@ void CoordinationState::add(const pb::AddRequest& request, pb::AddResponse* resp
   std::lock_guard<std::mutex> lock(mutex_);
   const std::string operation = "add(" + quoted(request.key()) + ")";
   size_t i = 0;
-  Status status = admit(request.task(), operation, &i);
+  Status status = admit(request.has_task(), request.task(), operation, &i);
   if (status.ok() && error_) status = posted_status();
-  if (status.ok()) status = check_key(operation, request.key());
+  if (status.ok()) status = check_name(operation, "key", request.key());
   if (!status.ok()) return reactor->Finish(status);
   int64_t value = 0;
   auto it = values_.find(request.key());
@@ -264,7 +336,11 @@ void CoordinationState::add(const pb::AddRequest& request, pb::AddResponse* resp
                                   operation + ": adding " + std::to_string(request.delta()) +
                                       " overflows 64 bits"));
   }
-  publish(request.key(), std::to_string(value));
+  const std::string text = std::to_string(value);
+  if (status = check_room_to_store(operation, request.key(), text.size()); !status.ok()) {
+    return reactor->Finish(status);
+  }
+  publish(request.key(), text);
   response->set_value(value);
   reactor->Finish(Status::OK);
 }
@@ -273,10 +349,16 @@ void CoordinationState::erase(const pb::EraseRequest& request, Reactor* reactor)
   std::lock_guard<std::mutex> lock(mutex_);
   const std::string operation = "erase(" + quoted(request.key()) + ")";
   size_t i = 0;
-  Status status = admit(request.task(), operation, &i);
+  Status status = admit(request.has_task(), request.task(), operation, &i);
   if (status.ok() && error_) status = posted_status();
-  if (status.ok()) status = check_key(operation, request.key());
-  if (status.ok()) values_.erase(request.key());
+  if (status.ok()) status = check_name(operation, "key", request.key());
+  if (status.ok()) {
+    auto it = values_.find(request.key());
+    if (it != values_.end()) {
+      store_bytes_ -= it->first.size() + it->second.size();
+      values_.erase(it);
+    }
+  }
   reactor->Finish(status);
 }
 
@@ -284,10 +366,10 @@ void CoordinationState::report_error(const pb::ReportErrorRequest& request,
                                      pb::ReportErrorResponse* response, Reactor* reactor) {
   std::lock_guard<std::mutex> lock(mutex_);
   size_t i = 0;
-  Status status = admit(request.task(), "report_error", &i);
+  Status status = admit(request.has_task(), request.task(), "report_error", &i);
   if (status.ok()) {
     post_error(tasks_[i].spec.name() + " reported an error: " +
-               (request.message().empty() ? "(no message)" : request.message()));
+               (request.message().empty() ? "(no message)" : kept_error_text(request.message())));
     response->set_error(*error_);   // the job's error: an earlier one if there was
   }
   reactor->Finish(status);

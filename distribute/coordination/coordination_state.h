@@ -1,4 +1,4 @@
-// Internal: the coordination service's job state (coordination_service.cc serves it over gRPC):
+// Internal: the coordination service's job state (coordination_handler.h serves it over gRPC):
 // the tasks and their heartbeats, the key-value store, the barriers, the posted error, and the
 // calls parked until a key is set or a barrier completes. One mutex guards it all: every
 // operation is a few map look-ups, and the job's tasks call rarely (rendezvous, barriers,
@@ -6,6 +6,11 @@
 //
 // A parked call is its gRPC reactor (no thread per waiter); the watchdog thread finishes the
 // ones whose deadline passed and declares dead the tasks that stopped heartbeating.
+//
+// Every request is checked before the state is touched (request_checks.h: fields present, sizes
+// and waits bounded, INVALID_ARGUMENT naming the field), and what the state keeps is bounded
+// by CoordinationOptions' limits (keys, store bytes, barriers, parked calls), so that no task
+// can make the service allocate without bound.
 #pragma once
 
 #include <grpcpp/support/server_callback.h>
@@ -76,9 +81,15 @@ class CoordinationState {
     std::optional<grpc::Status> failure;   // a timed-out barrier fails every later arrival too
   };
 
-  // OK with the task's index, or the status refusing `operation` from it (unknown task, not
-  // registered, stale incarnation, the job's posted error, the service stopping).
-  grpc::Status admit(const pb::TaskId& task, const std::string& operation, size_t* index);
+  // OK with the task's index, or the status refusing `operation` from it (no or a malformed
+  // task field, unknown task, not registered, stale incarnation, the service stopping).
+  grpc::Status admit(bool present, const pb::TaskId& task, const std::string& operation,
+                     size_t* index);
+  // The limits of CoordinationOptions: RESOURCE_EXHAUSTED naming the one a request would pass.
+  grpc::Status check_room_to_wait(const std::string& operation) const;
+  grpc::Status make_room_for_barrier(const std::string& operation);   // drops a failed one
+  grpc::Status check_room_to_store(const std::string& operation, const std::string& key,
+                                   size_t value_bytes) const;
   grpc::Status posted_status() const;
   void post_error(const std::string& error);
   void complete_barrier(const std::string& id, Barrier& barrier);
@@ -97,6 +108,7 @@ class CoordinationState {
   bool stopping_ = false;
   std::optional<std::string> error_;
   std::map<std::string, std::string> values_;
+  size_t store_bytes_ = 0;         // the keys' and values' sizes in values_
   std::multimap<std::string, KeyWaiter> key_waiters_;
   std::map<std::string, Barrier> barriers_;
   std::thread watchdog_;

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "distribute/coordination/key_value_store.h"
+#include "distribute/grpc_security.h"
 #include "distribute/parameter_server/ps_grpc.h"
 #include "distribute/parameter_server/parameter_server.grpc.pb.h"
 #include "distribute/parameter_server/tensor_wire.h"
@@ -140,6 +141,7 @@ class Handler final : public pb::ParameterService::CallbackService {
   // the server down: every exception becomes a status.
   template <class Work>
   grpc::ServerUnaryReactor* answer(grpc::CallbackServerContext* context, Work&& work) {
+    if (auto* refused = refuse_outsider(context, "the ps server")) return refused;
     auto* reactor = context->DefaultReactor();
     grpc::Status status = grpc::Status::OK;
     try {

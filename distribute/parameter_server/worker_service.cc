@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "distribute/coordination/key_value_store.h"
+#include "distribute/grpc_security.h"
 #include "distribute/parameter_server/error_transport.h"
 #include "distribute/parameter_server/ps_grpc.h"
 #include "distribute/parameter_server/ps_trainer.h"
@@ -125,6 +126,7 @@ class Handler final : public pb::WorkerService::CallbackService {
   grpc::ServerUnaryReactor* Prepare(grpc::CallbackServerContext* context,
                                     const pb::PrepareRequest* request,
                                     pb::PrepareResponse* response) override {
+    if (auto* refused = refuse_outsider(context, "the worker server")) return refused;
     auto* reactor = context->DefaultReactor();
     if (refuse_if_stopping(reactor)) return reactor;
     const std::string bad = check(*request);
@@ -149,6 +151,7 @@ class Handler final : public pb::WorkerService::CallbackService {
   grpc::ServerUnaryReactor* RunClosure(grpc::CallbackServerContext* context,
                                        const pb::RunClosureRequest* request,
                                        pb::RunClosureResponse* response) override {
+    if (auto* refused = refuse_outsider(context, "the worker server")) return refused;
     auto* reactor = context->DefaultReactor();
     if (refuse_if_stopping(reactor)) return reactor;
     auto args = std::make_shared<std::vector<Tensor>>();
@@ -196,6 +199,7 @@ class Handler final : public pb::WorkerService::CallbackService {
   grpc::ServerUnaryReactor* Shutdown(grpc::CallbackServerContext* context,
                                      const pb::ShutdownRequest*,
                                      pb::ShutdownResponse*) override {
+    if (auto* refused = refuse_outsider(context, "the worker server")) return refused;
     {
       std::lock_guard<std::mutex> lock(shutdown_mutex_);
       shutdown_ = true;

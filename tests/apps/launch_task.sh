@@ -5,11 +5,23 @@
 #   fail_worker_1   worker 1 exits with status 3, the others wait until stopped
 #   wait            every task says "ready" and waits until stopped (for tests that signal the
 #                   launcher only once every task runs: a fixed sleep races under load)
+#   security        prints the job token file it was given (its mode and a hash of its text)
+#                   and the TLS files and bind host, then exits 0
 echo "$TF_CONFIG"
 type=$(echo "$TF_CONFIG" | sed -n 's/.*"type": *"\([a-z]*\)".*/\1/p')
 index=$(echo "$TF_CONFIG" | sed -n 's/.*"index": *\([0-9]*\).*/\1/p')
 case "$1:$type:$index" in
   serve:ps:*) exec sleep 60 ;;
+  security:*)
+    if [ -n "${STRATA_JOB_TOKEN_FILE:-}" ]; then
+      echo "token file $STRATA_JOB_TOKEN_FILE mode $(stat -c %a "$STRATA_JOB_TOKEN_FILE")" \
+           "hash $(cksum < "$STRATA_JOB_TOKEN_FILE" | cut -d' ' -f1)"
+    else
+      echo "no token file"
+    fi
+    echo "tls ${STRATA_TLS_CERT_FILE:-none} ${STRATA_TLS_KEY_FILE:-none} ${STRATA_TLS_CA_FILE:-none}" \
+         "bind ${STRATA_BIND_HOST:-none}"
+    exit 0 ;;
   fail_worker_1:worker:1) echo "worker 1 fails on purpose" >&2; exit 3 ;;
   fail_worker_1:*) exec sleep 60 ;;
   wait:*) echo "ready"; exec sleep 60 ;;

@@ -1,6 +1,9 @@
 // The coordination service over real gRPC on 127.0.0.1 (port 0: a free port per test): the
-// key-value store, barriers, connect, errors posted and detected, shutdown; one test across two
-// processes. Every wait in these tests is bounded; a failure names what it waited for.
+// key-value store, barriers, connect, errors posted and detected, shutdown, and requests no
+// Strata client sends (fields missing, oversized, out of range; limits reached), sent through
+// the generated stub; one test across two processes. Every wait in these tests is bounded; a
+// failure names what it waited for.
+#include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -8,12 +11,14 @@
 #include <chrono>
 #include <cstdlib>
 #include <future>
+#include <limits>
 #include <memory>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "distribute/coordination/coordination.grpc.pb.h"
 #include "distribute/coordination/coordination_client.h"
 #include "distribute/coordination/coordination_service.h"
 #include "distribute/nccl_support.h"
@@ -381,13 +386,240 @@ TEST(CoordinationService, InvalidRequestsAreRefused) {
   Job job(2);
   CoordinationClient stranger(job.address, {"ps", 0, "localhost:30000"}, job.tasks, job.options);
   const std::string unknown = error_of([&] { stranger.connect(); });
-  EXPECT_TRUE(contains(unknown, "ps 0 is not a task of the cluster")) << unknown;
+  EXPECT_TRUE(contains(unknown, "'ps' 0 is not a task of the cluster")) << unknown;
   EXPECT_TRUE(contains(error_of([&] { job.clients[0]->set("k", "v"); }), "call connect() first"));
   job.connect_all();
-  EXPECT_TRUE(contains(error_of([&] { job.clients[0]->set("", "v"); }), "the key is empty"));
+  EXPECT_TRUE(contains(error_of([&] { job.clients[0]->set("", "v"); }),
+                       "set(''): field 'key' is empty"));
   EXPECT_TRUE(
       contains(error_of([&] { job.clients[0]->barrier("strata/connect", 1s); }), "reserved"));
-  EXPECT_TRUE(contains(error_of([&] { job.clients[0]->barrier("", 1s); }), "the id is empty"));
+  EXPECT_TRUE(contains(error_of([&] { job.clients[0]->barrier("", 1s); }),
+                       "barrier '': field 'id' is empty"));
+}
+
+// ---- requests no Strata client sends: every field checked, every store bounded ----
+
+namespace pb = coordination_pb;
+
+// A raw stub on the job's service, and the ids of its tasks as the service knows them.
+struct RawCaller {
+  explicit RawCaller(const Job& job)
+      : stub(pb::Coordination::NewStub(
+            grpc::CreateChannel(job.address, grpc::InsecureChannelCredentials()))) {
+    for (const auto& c : job.clients) incarnations.push_back(c->incarnation());
+  }
+  pb::TaskId task(int i) const {
+    pb::TaskId id;
+    id.set_job("worker");
+    id.set_index(i);
+    id.set_incarnation(incarnations[size_t(i)]);
+    return id;
+  }
+  static std::unique_ptr<grpc::ClientContext> context() {
+    auto c = std::make_unique<grpc::ClientContext>();
+    c->set_deadline(std::chrono::system_clock::now() + 10s);
+    return c;
+  }
+  grpc::Status set(const std::string& key, const std::string& value, int i = 0) {
+    pb::SetRequest request;
+    *request.mutable_task() = task(i);
+    request.set_key(key);
+    request.set_value(value);
+    pb::SetResponse response;
+    return stub->Set(context().get(), request, &response);
+  }
+  std::unique_ptr<pb::Coordination::Stub> stub;
+  std::vector<uint64_t> incarnations;
+};
+
+void expect_status(const grpc::Status& status, grpc::StatusCode code, const std::string& part) {
+  EXPECT_EQ(status.error_code(), code) << status.error_message();
+  EXPECT_TRUE(contains(status.error_message(), part)) << status.error_message() << "\nlacks: "
+                                                      << part;
+}
+
+TEST(CoordinationServiceHostile, TaskFieldsAreChecked) {
+  Job job(2);
+  job.connect_all();
+  RawCaller raw(job);
+  pb::SetRequest set;
+  set.set_key("k");
+  pb::SetResponse set_response;
+  expect_status(raw.stub->Set(raw.context().get(), set, &set_response),
+                grpc::StatusCode::INVALID_ARGUMENT, "set('k'): field 'task' is missing");
+
+  pb::RegisterRequest reg;
+  pb::RegisterResponse reg_response;
+  *reg.mutable_task() = raw.task(1);
+  reg.mutable_task()->set_incarnation(0);
+  expect_status(raw.stub->Register(raw.context().get(), reg, &reg_response),
+                grpc::StatusCode::INVALID_ARGUMENT, "field 'task.incarnation' is 0");
+  reg.mutable_task()->set_incarnation(5);
+  reg.mutable_task()->set_index(-1);
+  expect_status(raw.stub->Register(raw.context().get(), reg, &reg_response),
+                grpc::StatusCode::INVALID_ARGUMENT, "field 'task.index' is -1");
+  reg.mutable_task()->set_index(0);
+  reg.mutable_task()->set_job(std::string(300, 'w'));
+  expect_status(raw.stub->Register(raw.context().get(), reg, &reg_response),
+                grpc::StatusCode::INVALID_ARGUMENT, "field 'task.job' is 300 bytes");
+  // A task the cluster lacks, its name not UTF-8 (bytes on the wire; shown escaped).
+  reg.mutable_task()->set_job("ps\xff\n");
+  expect_status(raw.stub->Register(raw.context().get(), reg, &reg_response),
+                grpc::StatusCode::INVALID_ARGUMENT,
+                "'ps\\xff\\x0a' 0 is not a task of the cluster the coordination service serves");
+  // None of it touched the job.
+  EXPECT_TRUE(raw.set("still", "fine").ok());
+  EXPECT_EQ(job.clients[1]->try_get("still"), "fine");
+}
+
+// Waits longer than kMaxCoordinationWait used to overflow the deadline's clock arithmetic.
+TEST(CoordinationServiceHostile, KeysIdsAndWaitsAreBounded) {
+  Job job(2);
+  job.connect_all();
+  RawCaller raw(job);
+  expect_status(raw.set(std::string(5000, 'k'), "v"), grpc::StatusCode::INVALID_ARGUMENT,
+                "field 'key' is 5000 bytes, more than the 4096 allowed");
+  pb::BarrierRequest barrier;
+  *barrier.mutable_task() = raw.task(0);
+  barrier.set_id("b");
+  pb::BarrierResponse barrier_response;
+  for (const int64_t timeout : {int64_t(-1), std::numeric_limits<int64_t>::max(),
+                                kMaxCoordinationWait.count() + 1}) {
+    barrier.set_timeout_ms(timeout);
+    expect_status(raw.stub->Barrier(raw.context().get(), barrier, &barrier_response),
+                  grpc::StatusCode::INVALID_ARGUMENT,
+                  "barrier 'b': field 'timeout_ms' is " + std::to_string(timeout) + " ms");
+  }
+  pb::GetRequest get;
+  *get.mutable_task() = raw.task(0);
+  get.set_key("k");
+  get.set_wait(true);
+  get.set_timeout_ms(std::numeric_limits<int64_t>::max());
+  pb::GetResponse get_response;
+  expect_status(raw.stub->Get(raw.context().get(), get, &get_response),
+                grpc::StatusCode::INVALID_ARGUMENT, "get('k'): field 'timeout_ms'");
+  get.set_wait(false);  // try_get: no wait, the timeout means nothing
+  EXPECT_TRUE(raw.stub->Get(raw.context().get(), get, &get_response).ok());
+  // The job is unharmed.
+  EXPECT_TRUE(raw.set("still", "fine").ok());
+}
+
+// The client refuses such waits itself, before any clock arithmetic.
+TEST(CoordinationServiceHostile, TheClientRefusesWaitsBeyondTheLimit) {
+  Job job(2);
+  job.connect_all();
+  EXPECT_TRUE(contains(error_of([&] { job.clients[0]->get("k", std::chrono::hours(24 * 8)); }),
+                       "get('k'): the timeout is 691200000 ms; a wait takes 0 to 604800000 ms"));
+  EXPECT_TRUE(contains(error_of([&] { job.clients[0]->barrier("b", -1ms); }),
+                       "barrier 'b': the timeout is -1 ms"));
+}
+
+TEST(CoordinationServiceHostile, TheStoreIsBounded) {
+  CoordinationOptions options = fast_options();
+  options.max_keys = 3;
+  options.max_store_bytes = 100;
+  Job job(2, options);
+  job.connect_all();
+  for (const char* key : {"a", "b", "c"}) job.clients[0]->set(key, "1");
+  EXPECT_TRUE(contains(error_of([&] { job.clients[0]->set("d", "1"); }),
+                       "set('d'): the store holds 3 keys, its limit "
+                       "(CoordinationOptions::max_keys)"));
+  EXPECT_TRUE(contains(error_of([&] { job.clients[1]->add("d", 1); }), "max_keys"));
+  job.clients[0]->set("a", "2");  // a key it holds may change
+  job.clients[0]->erase("a");
+  job.clients[0]->set("d", "1");  // erasing made room
+  EXPECT_TRUE(contains(error_of([&] { job.clients[0]->set("b", std::string(100, 'x')); }),
+                       "set('b'): the store would hold 105 bytes, more than its limit (100"));
+  EXPECT_EQ(job.clients[1]->try_get("b"), "1");
+}
+
+// The index of the first of `calls` to finish (bounded: -1 after 30 s).
+template <class T>
+int first_ready(std::vector<std::future<T>>& calls) {
+  const auto deadline = Clock::now() + 30s;
+  while (Clock::now() < deadline) {
+    for (size_t k = 0; k < calls.size(); ++k) {
+      if (calls[k].wait_for(10ms) == std::future_status::ready) return int(k);
+    }
+  }
+  return -1;
+}
+
+TEST(CoordinationServiceHostile, ParkedWaitsAreBounded) {
+  CoordinationOptions options = fast_options();
+  options.max_waiting_calls = 3;
+  Job job(2, options);
+  job.connect_all();
+  // Four gets of a key nobody has set yet: three park, whichever comes last is refused.
+  std::vector<std::future<std::string>> gets;
+  for (int k = 0; k < 4; ++k) {
+    gets.push_back(std::async(std::launch::async, [&job, k] {
+      try {
+        return "value " + job.clients[size_t(k % 2)]->get("later", 20s);
+      } catch (const CoordinationError& e) {
+        return std::string(e.what());
+      }
+    }));
+  }
+  const int refused = first_ready(gets);
+  ASSERT_GE(refused, 0);
+  const std::string message = gets[size_t(refused)].get();
+  EXPECT_TRUE(contains(message, "get('later'): 3 calls wait on the service already, its limit "
+                                "(CoordinationOptions::max_waiting_calls)"))
+      << message;
+  job.clients[0]->set("later", "set");
+  for (size_t k = 0; k < gets.size(); ++k) {
+    if (int(k) != refused) {
+      EXPECT_EQ(gets[k].get(), "value set");
+    }
+  }
+}
+
+TEST(CoordinationServiceHostile, BarrierIdsAreBounded) {
+  CoordinationOptions options = fast_options();
+  options.max_barriers = 2;
+  Job job(2, options);
+  job.connect_all();
+  // Barriers that timed out are kept, so that a late task learns at once ...
+  for (const char* id : {"f1", "f2"}) {
+    EXPECT_TRUE(contains(error_of([&] { job.clients[0]->barrier(id, 0ms); }), "timed out"));
+  }
+  EXPECT_TRUE(contains(error_of([&] { job.clients[1]->barrier("f1", 10s); }),
+                       "barrier 'f1' timed out after 0 ms"));
+  // ... until their room is needed: three live ids, one more than the limit, from worker 0.
+  std::vector<std::future<std::string>> waits;
+  for (const char* id : {"one", "two", "three"}) {
+    waits.push_back(std::async(std::launch::async, [&job, id] {
+      try {
+        job.clients[0]->barrier(id, 20s);
+        return std::string("met ") + id;
+      } catch (const CoordinationError& e) {
+        return std::string(e.what());
+      }
+    }));
+  }
+  const int refused = first_ready(waits);
+  ASSERT_GE(refused, 0);
+  const std::string message = waits[size_t(refused)].get();
+  EXPECT_TRUE(contains(message, "2 barriers are waited at already, the limit "
+                                "(CoordinationOptions::max_barriers)"))
+      << message;
+  const char* ids[] = {"one", "two", "three"};
+  for (size_t k = 0; k < 3; ++k) {
+    if (int(k) == refused) continue;
+    job.clients[1]->barrier(ids[k], 10s);
+    EXPECT_EQ(waits[k].get(), std::string("met ") + ids[k]);
+  }
+}
+
+TEST(CoordinationServiceHostile, AReportedErrorIsCutAndCleaned) {
+  Job job(2);
+  job.connect_all();
+  job.clients[1]->report_error("bad\x1b[2Jthing" + std::string(100000, 'x'));
+  const std::string error = job.clients[1]->posted_error().value_or("");
+  EXPECT_TRUE(contains(error, "worker 1 (localhost:20001) reported an error: bad?[2Jthing")) << error;
+  EXPECT_TRUE(contains(error, "... (cut: 100012 bytes)")) << error.substr(0, 200);
+  EXPECT_LT(error.size(), kMaxReportedErrorBytes + 200);
 }
 
 TEST(CoordinationService, BindFailureNamesTheAddress) {
