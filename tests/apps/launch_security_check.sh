@@ -8,6 +8,7 @@ LAUNCH=$1
 TASK=$2
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
+export LAUNCH_TASK_SYNC_DIR=$WORK  # the workers end only once the ps has printed
 fail() { echo "FAIL: $*"; echo "--- output:"; cat "$WORK/out"; exit 1; }
 
 "$LAUNCH" --workers 2 --ps 1 -- "$TASK" security > "$WORK/out" 2>&1 || fail "the launch failed"
