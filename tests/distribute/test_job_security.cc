@@ -386,23 +386,26 @@ TEST(ServerBinding, BindFailureSuggestsTheBindHost) {
   }
 }
 
-// A port free on 127.0.0.1 now (bound, read and released).
-int free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+// Binds `fd` to a free port on 127.0.0.1 and answers it (the caller closes fd to free it).
+int bound_port(int fd) {
   sockaddr_in address{};
   address.sin_family = AF_INET;
   inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
   bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
   socklen_t size = sizeof address;
   getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size);
-  close(fd);
   return ntohs(address.sin_port);
 }
 
 // The coordination service of a multi-worker job listened on every interface ("[::]") while
 // the ps and worker servers listened on their own address.
 TEST(ServerBinding, MultiWorkerCoordinatorListensOnItsOwnAddress) {
-  const int ports[2] = {free_port(), free_port()};
+  // Bound at once, so the two differ (two free_port() calls may answer the same port).
+  const int fd[2] = {socket(AF_INET, SOCK_STREAM, 0), socket(AF_INET, SOCK_STREAM, 0)};
+  int ports[2];
+  for (int i = 0; i < 2; ++i) ports[i] = bound_port(fd[i]);
+  close(fd[0]);
+  close(fd[1]);
   const ClusterSpec spec(std::map<std::string, std::vector<std::string>>{
       {"worker", {"127.0.0.1:" + std::to_string(ports[0]), "127.0.0.1:" + std::to_string(ports[1])}}});
   CommunicationOptions options;

@@ -40,11 +40,34 @@ inline int free_port() {
   return port;
 }
 
-// TF_CONFIG for `workers` workers on free loopback ports, one string per task.
+// `n` distinct loopback ports nobody listens on now: all bound at once, then released (free_port
+// twice in a row can answer the same port, and a job's tasks each need their own).
+inline std::vector<int> free_ports(int n) {
+  std::vector<int> fds, ports;
+  for (int i = 0; i < n; ++i) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    int port = 0;
+    if (fd >= 0 && bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+        getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
+      port = ntohs(a.sin_port);
+    }
+    if (fd >= 0) fds.push_back(fd);
+    ports.push_back(port);
+  }
+  for (int fd : fds) close(fd);
+  return ports;
+}
+
+// TF_CONFIG for `workers` workers on distinct free loopback ports, one string per task.
 inline std::vector<std::string> tf_configs(int workers) {
   std::string list;
+  const std::vector<int> ports = free_ports(workers);
   for (int w = 0; w < workers; ++w) {
-    list += std::string(w ? ", " : "") + "\"localhost:" + std::to_string(free_port()) + "\"";
+    list += std::string(w ? ", " : "") + "\"localhost:" + std::to_string(ports[size_t(w)]) + "\"";
   }
   std::vector<std::string> out;
   for (int w = 0; w < workers; ++w) {
