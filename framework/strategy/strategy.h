@@ -1,7 +1,7 @@
 // Strategy: TensorFlow's tf.distribute.Strategy, the base of every distribution strategy
-// (distribute/: MirroredStrategy, CentralStorageStrategy, OneDeviceStrategy, and later the
-// multi-worker and parameter-server ones). It lives in framework/ because the one fit loop calls
-// it; the implementations live in distribute/.
+// (distribute/: MirroredStrategy, CentralStorageStrategy, OneDeviceStrategy,
+// MultiWorkerMirroredStrategy, ParameterServerStrategy). It lives in framework/ because the one
+// fit loop calls it; the implementations live in distribute/.
 //
 //   distribute::MirroredStrategy strategy({"/cpu:0", "/cpu:1"});
 //   {
