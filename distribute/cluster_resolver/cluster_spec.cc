@@ -79,6 +79,16 @@ HostPort parse_host_port(const std::string& address, const std::string& what) {
                        "; a host is a name (letters, digits, '.', '-', '_') or an IP address, "
                        "without a scheme such as \"grpc://\" or a path" + fix);
     }
+    // A name's labels are never empty ("a..b", ".a", "."): one final '.' only marks an absolute
+    // name. Such a host names no machine, and two spellings of it would not compare as one.
+    const std::string name =
+        hp.host.back() == '.' ? hp.host.substr(0, hp.host.size() - 1) : hp.host;
+    if (name.empty() || name.front() == '.' || name.back() == '.' ||
+        name.find("..") != std::string::npos) {
+      throw ValueError(what + ": address " + quoted + " has host \"" + hp.host +
+                       "\", which has an empty label (a name is labels joined by single '.')" +
+                       fix);
+    }
   }
   const std::optional<int> number = parse_count(port);
   if (!number || *number > 65535) {

@@ -238,6 +238,15 @@ TEST(TFConfigClusterResolver, BadAddressesAreValueErrorsNamingTheTask) {
   EXPECT_EQ(distribute::parse_host_port("[::1]:2222", "t").host, "::1");
   EXPECT_EQ(distribute::parse_host_port("[::1]:2222", "t").port, 2222);
   expect_error<ValueError>([] { distribute::parse_host_port("::1:2222", "t"); }, {"brackets"});
+  // Empty labels name no host (fuzz_cluster_config found "12.1700..:6": its two spellings,
+  // "12.1700.." and "12.1700.", compared as two hosts); one final '.' is an absolute name.
+  for (const char* address : {"12.1700..:6", "a..b:1", ".a:1", ".:1", "..:1"}) {
+    SCOPED_TRACE(address);
+    expect_error<ValueError>([&] { distribute::parse_host_port(address, "t"); },
+                             {"empty label", address});
+  }
+  EXPECT_EQ(distribute::parse_host_port("host.example.:2222", "t").host, "host.example.");
+  EXPECT_EQ(distribute::parse_host_port("127.0.0.1.:2222", "t").host, "127.0.0.1.");
 }
 
 TEST(TFConfigClusterResolver, ValidateNamesTheTaskMissingFromTheCluster) {
