@@ -13,6 +13,26 @@ namespace {
 // Far more hosts or tasks than any cluster has: a hostile "n[0-999999999]" is an error, not an
 // allocation of billions of strings.
 constexpr int64_t kMaxExpanded = 1 << 20;
+// The text of the expanded host names, all together: a million hosts of the longest names DNS
+// allows would be a quarter GiB; 16 MiB is still hundreds of thousands of real node names.
+constexpr size_t kMaxExpandedBytes = size_t(16) << 20;
+// DNS's limit on a name.
+constexpr size_t kMaxHostNameBytes = 253;
+
+// Adds `name` to `hosts`, within the limits above (`bytes`: the text so far).
+void add_host(std::string name, std::vector<std::string>& hosts, size_t& bytes) {
+  if (name.size() > kMaxHostNameBytes) {
+    throw std::invalid_argument("host name \"" + name.substr(0, 40) + "...\" is " +
+                                std::to_string(name.size()) + " characters long, over DNS's " +
+                                std::to_string(kMaxHostNameBytes));
+  }
+  bytes += name.size();
+  if (bytes > kMaxExpandedBytes) {
+    throw std::invalid_argument("its host names come to more than " +
+                                std::to_string(kMaxExpandedBytes) + " bytes");
+  }
+  hosts.push_back(std::move(name));
+}
 
 // "a,,b" -> "a" "" "b" (empty items kept: the callers reject them).
 std::vector<std::string> split_commas(const std::string& text) {
@@ -54,7 +74,7 @@ std::vector<std::string> split_hostlist(const std::string& hostlist) {
 
 // "3-5,7" -> "3" "4" "5" "7", each as wide as the first number of its range ("01-03" -> 01..03).
 void expand_range(const std::string& prefix, const std::string& ranges,
-                  std::vector<std::string>& hosts) {
+                  std::vector<std::string>& hosts, size_t& bytes) {
   for (const std::string& item : split_commas(ranges)) {
     const size_t dash = item.find('-');
     const std::string lo = item.substr(0, dash);
@@ -71,7 +91,7 @@ void expand_range(const std::string& prefix, const std::string& ranges,
     for (int i = a; i <= b; ++i) {
       std::string n = std::to_string(i);
       if (n.size() < lo.size()) n.insert(0, lo.size() - n.size(), '0');
-      hosts.push_back(prefix + n);
+      add_host(prefix + n, hosts, bytes);
     }
   }
 }
@@ -143,14 +163,16 @@ std::map<std::string, int> task_configuration(const SlurmClusterResolverOptions&
 
 std::vector<std::string> expand_hostlist(const std::string& hostlist) {
   std::vector<std::string> hosts;
+  size_t bytes = 0;
   try {
     for (const std::string& part : split_hostlist(hostlist)) {
       const size_t open = part.find('[');
       if (open == std::string::npos) {
-        hosts.push_back(part);
+        add_host(part, hosts, bytes);
       } else {
         if (part.back() != ']') throw std::invalid_argument("text after ']' in \"" + part + "\"");
-        expand_range(part.substr(0, open), part.substr(open + 1, part.size() - open - 2), hosts);
+        expand_range(part.substr(0, open), part.substr(open + 1, part.size() - open - 2), hosts,
+                     bytes);
       }
       if (int64_t(hosts.size()) > kMaxExpanded) {
         throw std::invalid_argument("it names more than " + std::to_string(kMaxExpanded) + " hosts");

@@ -343,6 +343,14 @@ TEST(SlurmClusterResolver, MalformedHostlistsAreValueErrors) {
     expect_error<ValueError>([&] { distribute::expand_hostlist(bad); },
                              {"invalid Slurm hostlist", "node[01-04,07]"});
   }
+  // Names over DNS's 253 characters, and expansions whose text is over 16 MiB (fuzz_cluster_config
+  // ran out of memory on a 180-character prefix over [0-1000017]: 190 MB of names).
+  expect_error<ValueError>([] { distribute::expand_hostlist(std::string(254, 'n')); },
+                           {"254 characters", "253"});
+  expect_error<ValueError>(
+      [] { distribute::expand_hostlist(std::string(180, 'n') + "[0-1000017]"); },
+      {"invalid Slurm hostlist", "16777216 bytes"});
+  EXPECT_EQ(distribute::expand_hostlist(std::string(253, 'n')).size(), 1u);
 }
 
 TEST(SlurmClusterResolver, ExpandTasksPerNode) {

@@ -63,7 +63,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)strata::distribute::expand_tasks_per_node(text);
   } catch (const strata::Error&) {
   }
-  setenv("TF_CONFIG", text.c_str(), 1);  // (stops at a NUL byte, as the environment would)
+  // (Stops at a NUL byte, as the environment would.) putenv of buffers of our own, taking turns:
+  // glibc's setenv keeps every value it was ever given, a leak that grows with each input.
+  static std::string buffers[2];
+  static int turn = 0;
+  turn ^= 1;
+  buffers[turn] = "TF_CONFIG=" + std::string(text.c_str());
+  putenv(buffers[turn].data());
   strata::distribute::TFConfigClusterResolver resolver;
   try {
     const strata::distribute::ClusterSpec spec = resolver.cluster_spec();
