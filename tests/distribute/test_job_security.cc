@@ -29,6 +29,7 @@
 #include "distribute/parameter_server/worker_service.h"
 #include "distribute/worker_cluster.h"
 #include "tests/distribute/job_security_test_util.h"
+#include "tests/distribute/worker_processes.h"
 
 namespace strata::testing {
 namespace {
@@ -386,26 +387,10 @@ TEST(ServerBinding, BindFailureSuggestsTheBindHost) {
   }
 }
 
-// Binds `fd` to a free port on 127.0.0.1 and answers it (the caller closes fd to free it).
-int bound_port(int fd) {
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
-  bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
-  socklen_t size = sizeof address;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size);
-  return ntohs(address.sin_port);
-}
-
 // The coordination service of a multi-worker job listened on every interface ("[::]") while
 // the ps and worker servers listened on their own address.
 TEST(ServerBinding, MultiWorkerCoordinatorListensOnItsOwnAddress) {
-  // Bound at once, so the two differ (two free_port() calls may answer the same port).
-  const int fd[2] = {socket(AF_INET, SOCK_STREAM, 0), socket(AF_INET, SOCK_STREAM, 0)};
-  int ports[2];
-  for (int i = 0; i < 2; ++i) ports[i] = bound_port(fd[i]);
-  close(fd[0]);
-  close(fd[1]);
+  const std::vector<int> ports = free_ports(2);
   const ClusterSpec spec(std::map<std::string, std::vector<std::string>>{
       {"worker", {"127.0.0.1:" + std::to_string(ports[0]), "127.0.0.1:" + std::to_string(ports[1])}}});
   CommunicationOptions options;

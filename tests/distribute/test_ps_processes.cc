@@ -20,7 +20,6 @@
 #include <map>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <thread>
 
 #include "distribute/cluster_resolver/tfconfig_cluster_resolver.h"
@@ -181,13 +180,9 @@ class PsProcesses : public ::testing::Test {
   // Chooses free loopback ports for a chief, `ps` ps and `workers` worker tasks, starts the ps
   // and worker processes and waits until each serves.
   void start_cluster(int ps = 2, int workers = 2) {
-    std::set<int> used;
-    auto port = [&] {
-      for (;;) {
-        const int p = free_port();
-        if (p > 0 && used.insert(p).second) return p;
-      }
-    };
+    const std::vector<int> ports = free_ports(1 + ps + workers);
+    size_t next = 0;
+    auto port = [&] { return ports[next++]; };
     jobs_.clear();
     jobs_["chief"].push_back("localhost:" + std::to_string(port()));
     for (int i = 0; i < ps; ++i) jobs_["ps"].push_back("localhost:" + std::to_string(port()));

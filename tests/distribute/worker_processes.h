@@ -23,25 +23,9 @@
 
 namespace strata::testing {
 
-// A loopback port nobody listens on now (the kernel's choice for port 0).
-inline int free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = 0;
-  socklen_t len = sizeof a;
-  int port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
-    port = ntohs(a.sin_port);
-  }
-  close(fd);
-  return port;
-}
-
-// `n` distinct loopback ports nobody listens on now: all bound at once, then released (free_port
-// twice in a row can answer the same port, and a job's tasks each need their own).
+// `n` distinct loopback ports nobody listens on now (the kernel's choice for port 0): all bound
+// at once, then released; asked for one at a time, the kernel can answer the same port twice, and
+// a job's tasks each need their own.
 inline std::vector<int> free_ports(int n) {
   std::vector<int> fds, ports;
   for (int i = 0; i < n; ++i) {
