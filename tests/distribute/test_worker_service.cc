@@ -13,6 +13,7 @@
 
 #include <strata/strata.h>
 
+#include "distribute/loopback_address.h"
 #include "distribute/parameter_server/parameter_server_strategy.h"
 #include "distribute/parameter_server/parameter_service.h"
 #include "distribute/parameter_server/step_registry.h"
@@ -68,11 +69,11 @@ struct Worker {
     server = WorkerServer::start("localhost:0", strategy, 0);
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(64 << 20);
-    // The loopback by number: a raw channel resolves "localhost" with c-ares, which needs a DNS
-    // server (a fresh machine or a container may have none); the project's own channels dial
-    // the loopback for "localhost" (distribute/loopback_address.h).
+    // dialable_address, as the project's own channels: a raw channel would resolve "localhost"
+    // with c-ares, which needs a DNS server (a fresh machine or a container may have none).
     stub = pb::WorkerService::NewStub(grpc::CreateCustomChannel(
-        "127.0.0.1:" + std::to_string(server->port()), grpc::InsecureChannelCredentials(), args));
+        dialable_address("localhost:" + std::to_string(server->port())),
+        grpc::InsecureChannelCredentials(), args));
   }
   grpc::Status run(const pb::RunClosureRequest& request, pb::RunClosureResponse* response,
                    std::chrono::milliseconds deadline = 10s) {
