@@ -37,8 +37,8 @@
 
 #include <strata/strata.h>
 
-#include "distribute/coordination/folder_store.h"
-#include "distribute/gloo/gloo_communicator.h"
+#include "distribute/cluster/coordination/folder_store.h"
+#include "distribute/collectives/gloo/gloo_communicator.h"
 
 namespace {
 

@@ -19,10 +19,11 @@
 #include "apps/ps_embedding/ps_embedding_task.h"
 #include "distribute/parameter_server/cluster_coordinator.h"
 #include "distribute/parameter_server/parameter_server_strategy.h"
-#include "distribute/parameter_server/parameter_service.h"
 #include "distribute/parameter_server/ps_roles.h"
 #include "distribute/parameter_server/server.h"
 #include "distribute/parameter_server/step_registry.h"
+#include "distribute/parameter_server/wire/parameter_client.h"
+#include "distribute/parameter_server/wire/parameter_service.h"
 #include "train_models.h"
 
 namespace {

@@ -1,7 +1,7 @@
 #include "distribute/central_storage_strategy.h"
 
-#include "distribute/central_variable.h"
-#include "distribute/replicated_variable.h"
+#include "distribute/variables/central_variable.h"
+#include "distribute/variables/replicated_variable.h"
 
 namespace strata::distribute {
 

@@ -1,6 +1,6 @@
 #include "distribute/cross_device_ops.h"
 
-#include "distribute/nccl_support.h"
+#include "distribute/collectives/nccl_support.h"
 #include "framework/core/device.h"
 #include "framework/core/error.h"
 

@@ -1,10 +1,10 @@
 // How MirroredStrategy combines values across its local devices (tf.distribute.CrossDeviceOps).
 //
 // On logical CPU devices ReductionToOneDevice and HierarchicalCopyAllReduce run the in-process
-// group (distribute/in_process_communicator.h): the replicas meet, each reduces its share in
+// group (distribute/collectives/in_process_communicator.h): the replicas meet, each reduces its share in
 // replica order in host memory and every replica gets the same bits, which is what
 // ReductionToOneDevice describes and what HierarchicalCopyAllReduce's tree amounts to on one
-// memory space. On GPUs they stage through host memory (distribute/host_staged_group.h);
+// memory space. On GPUs they stage through host memory (distribute/collectives/host_staged_group.h);
 // NcclAllReduce (the default on GPUs) all-reduces GPU to GPU with NCCL.
 #pragma once
 
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "distribute/communicator.h"
+#include "distribute/collectives/communicator.h"
 
 namespace strata::distribute {
 

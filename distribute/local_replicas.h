@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-#include "distribute/communicator.h"
+#include "distribute/collectives/communicator.h"
 #include "framework/core/device.h"
 #include "framework/strategy/strategy.h"
 

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "distribute/nccl_support.h"
-#include "distribute/replicated_variable.h"
+#include "distribute/collectives/nccl_support.h"
+#include "distribute/variables/replicated_variable.h"
 
 namespace strata::distribute {
 namespace {

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <chrono>
 
-#include "distribute/cluster_resolver/tfconfig_cluster_resolver.h"
+#include "distribute/cluster/resolvers/tfconfig_cluster_resolver.h"
+#include "distribute/collectives/hierarchical_group.h"
+#include "distribute/collectives/nccl_support.h"
 #include "distribute/cross_device_ops.h"
-#include "distribute/hierarchical_group.h"
-#include "distribute/nccl_support.h"
-#include "distribute/replicated_variable.h"
+#include "distribute/variables/replicated_variable.h"
 #include "distribute/worker_cluster.h"
 #include "framework/autograd/grad_mode.h"
 #include "framework/core/random.h"

@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "distribute/cluster_resolver/cluster_resolver.h"
+#include "distribute/cluster/resolvers/cluster_resolver.h"
 #include "distribute/communication_options.h"
 #include "distribute/local_replicas.h"
 #include "framework/strategy/strategy.h"

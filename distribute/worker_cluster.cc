@@ -9,12 +9,12 @@
 #include <cstdio>
 #include <thread>
 
-#include "distribute/cluster_resolver/cluster_roles.h"
-#include "distribute/cluster_resolver/cluster_spec.h"
-#include "distribute/coordination/coordination_client.h"
-#include "distribute/coordination/coordination_service.h"
-#include "distribute/gloo/gloo_communicator.h"
-#include "distribute/loopback_address.h"
+#include "distribute/cluster/coordination/coordination_client.h"
+#include "distribute/cluster/coordination/coordination_service.h"
+#include "distribute/cluster/loopback_address.h"
+#include "distribute/cluster/resolvers/cluster_roles.h"
+#include "distribute/cluster/resolvers/cluster_spec.h"
+#include "distribute/collectives/gloo/gloo_communicator.h"
 #include "framework/core/error.h"
 
 namespace strata::distribute {

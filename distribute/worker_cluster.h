@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "distribute/cluster_resolver/cluster_resolver.h"
+#include "distribute/cluster/coordination/key_value_store.h"
+#include "distribute/cluster/resolvers/cluster_resolver.h"
+#include "distribute/collectives/communicator.h"
 #include "distribute/communication_options.h"
-#include "distribute/communicator.h"
-#include "distribute/coordination/key_value_store.h"
 
 namespace strata::distribute {
 

@@ -29,25 +29,59 @@ endif()
 install(TARGETS strata EXPORT StrataTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-install(FILES ${PROJECT_SOURCE_DIR}/framework/include/strata/strata.h
-        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/strata)
-# Only the public headers: a header whose first line starts with "// Internal" is not part of the
-# API (the trainer, op helpers, file-format internals ...) and stays out of the install, as do the
-# backends' folders (cpu/, cuda/, nccl/) and the umbrella header's own folder.
-foreach(dir framework layers datasets distribute)
-  file(GLOB_RECURSE headers RELATIVE ${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/${dir}/*.h)
-  foreach(header ${headers})
-    if(header MATCHES "(^|/)(include|cpu|cuda|nccl)/")
-      continue()
+# The public API is what the umbrella headers reach, and only that: framework/include/strata/*.h
+# (strata.h and the area umbrellas it includes) and every header they include, transitively.
+# A header no umbrella reaches is internal and stays out of the install. Folders that are
+# internal as a whole (the backends' cpu/ and cuda/, the collectives' gloo/ and nccl/, the
+# parameter server's wire/, the vendored include/) must never be reached: configuring fails
+# naming the include that reaches one, as it does for a header that says it is internal.
+# tests/install/ compiles every installed header alone and the README's examples against it.
+set(STRATA_INTERNAL_FOLDERS "(^|/)(cpu|cuda|gloo|nccl|wire|include)/")
+file(GLOB STRATA_UMBRELLAS RELATIVE ${PROJECT_SOURCE_DIR}/framework/include
+     ${PROJECT_SOURCE_DIR}/framework/include/strata/*.h)
+set(STRATA_PUBLIC_HEADERS "")
+set(pending "")
+foreach(umbrella ${STRATA_UMBRELLAS})
+  list(APPEND pending "framework/include/${umbrella}")
+endforeach()
+while(pending)
+  list(POP_FRONT pending header)
+  if(header IN_LIST STRATA_PUBLIC_HEADERS)
+    continue()
+  endif()
+  list(APPEND STRATA_PUBLIC_HEADERS ${header})
+  file(STRINGS ${PROJECT_SOURCE_DIR}/${header} includes
+       REGEX "^[ \t]*#[ \t]*include[ \t]+\"[^\"]+\"")
+  foreach(line ${includes})
+    string(REGEX REPLACE "^[^\"]*\"([^\"]+)\".*$" "\\1" included "${line}")
+    if(included MATCHES "^strata/")
+      set(included "framework/include/${included}")
     endif()
-    file(STRINGS ${PROJECT_SOURCE_DIR}/${header} first_line LIMIT_COUNT 1)
+    if(NOT EXISTS ${PROJECT_SOURCE_DIR}/${included})
+      message(FATAL_ERROR "${header} includes \"${included}\", which is not a header of Strata "
+              "(public headers include Strata's own by their path from the repository root)")
+    endif()
+    if(NOT included MATCHES "^framework/include/" AND included MATCHES "${STRATA_INTERNAL_FOLDERS}")
+      message(FATAL_ERROR "${header} includes ${included}, an internal folder's header, so it "
+              "would become public API: include it from a .cc file, or forward-declare")
+    endif()
+    file(STRINGS ${PROJECT_SOURCE_DIR}/${included} first_line LIMIT_COUNT 1)
     if(first_line MATCHES "^// Internal")
-      continue()
+      message(FATAL_ERROR "${header} includes ${included}, which says it is internal, so it "
+              "would become public API: include it from a .cc file, or make it public")
     endif()
+    list(APPEND pending ${included})
+  endforeach()
+endwhile()
+list(LENGTH STRATA_PUBLIC_HEADERS STRATA_PUBLIC_HEADER_COUNT)
+foreach(header ${STRATA_PUBLIC_HEADERS})
+  if(header MATCHES "^framework/include/strata/")
+    install(FILES ${PROJECT_SOURCE_DIR}/${header} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/strata)
+  else()
     get_filename_component(header_dir ${header} DIRECTORY)
     install(FILES ${PROJECT_SOURCE_DIR}/${header}
             DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/strata/${header_dir})
-  endforeach()
+  endif()
 endforeach()
 install(EXPORT StrataTargets NAMESPACE strata:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Strata)
 configure_package_config_file(${PROJECT_SOURCE_DIR}/framework/StrataConfig.cmake.in

@@ -12,7 +12,7 @@
 #include <strata/strata.h>
 
 #include "apps/common/flags.h"
-#include "distribute/cluster_resolver/tfconfig_cluster_resolver.h"
+#include "distribute/cluster/resolvers/tfconfig_cluster_resolver.h"
 #include "distribute/parameter_server/parameter_server_strategy.h"
 
 namespace apps {

@@ -21,12 +21,12 @@
 #include "apps/ps_embedding/ps_embedding_task.h"
 #include "distribute/parameter_server/cluster_coordinator.h"
 #include "distribute/parameter_server/parameter_server_strategy.h"
-#include "distribute/parameter_server/parameter_service.h"
 #include "distribute/parameter_server/ps_roles.h"
-#include "distribute/parameter_server/remote_variable.h"
 #include "distribute/parameter_server/server.h"
 #include "distribute/parameter_server/sharded_variable.h"
-#include "distribute/parameter_server/worker_service.h"
+#include "distribute/parameter_server/wire/parameter_service.h"
+#include "distribute/parameter_server/wire/remote_variable.h"
+#include "distribute/parameter_server/wire/worker_service.h"
 
 // Aliases: ABSL_FLAG's type takes no commas.
 using Count = apps::Ranged<int, 1, 1000000>;

@@ -8,7 +8,7 @@
 // lines come out prefixed with the task ("[worker 1] ..."); signals to the launcher go to every
 // task; the first task that fails stops the others and its exit status is the launcher's.
 //
-// Each job gets a fresh token (distribute/job_security.h), a random file only this user can
+// Each job gets a fresh token (distribute/cluster/job_security.h), a random file only this user can
 // read, removed at exit, handed to every task as STRATA_JOB_TOKEN_FILE: no process outside the
 // job can call its servers. --job_token_file gives one instead, --nojob_token runs without;
 // --tls_cert_file, --tls_key_file, --tls_ca_file and --bind_host reach every task likewise.

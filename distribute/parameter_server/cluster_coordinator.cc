@@ -9,10 +9,11 @@
 #include <sstream>
 #include <thread>
 
-#include "distribute/coordination/key_value_store.h"
-#include "distribute/parameter_server/error_transport.h"
+#include "distribute/errors.h"
 #include "distribute/parameter_server/parameter_server_strategy.h"
-#include "distribute/parameter_server/worker_client.h"
+#include "distribute/parameter_server/wire/error_transport.h"
+#include "distribute/parameter_server/wire/parameter_client.h"
+#include "distribute/parameter_server/wire/worker_client.h"
 #include "framework/config/json.h"
 #include "framework/model/model.h"
 #include "framework/saving/keras3_compile_config.h"

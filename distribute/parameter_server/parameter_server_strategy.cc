@@ -3,12 +3,13 @@
 #include <iostream>
 #include <optional>
 
-#include "distribute/coordination/key_value_store.h"
+#include "distribute/errors.h"
 #include "distribute/parameter_server/ps_roles.h"
 #include "distribute/parameter_server/ps_trainer.h"
-#include "distribute/parameter_server/remote_variable.h"
 #include "distribute/parameter_server/sharded_variable.h"
-#include "distribute/parameter_server/worker_client.h"
+#include "distribute/parameter_server/wire/parameter_client.h"
+#include "distribute/parameter_server/wire/remote_variable.h"
+#include "distribute/parameter_server/wire/worker_client.h"
 #include "framework/config/json.h"
 #include "framework/strategy/batch_split.h"
 

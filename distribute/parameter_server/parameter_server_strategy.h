@@ -22,12 +22,15 @@
 #include <string>
 #include <vector>
 
-#include "distribute/cluster_resolver/cluster_resolver.h"
-#include "distribute/parameter_server/parameter_client.h"
+#include "distribute/cluster/resolvers/cluster_resolver.h"
+#include "distribute/parameter_server/parameter_server_options.h"
 #include "distribute/parameter_server/partitioners.h"
 #include "framework/strategy/strategy.h"
 
 namespace strata::distribute {
+
+// The connection to one ps task (wire/parameter_client.h): internal, so only named here.
+class ParameterClient;
 
 class ClusterCoordinator;
 class ParameterServerTraining;

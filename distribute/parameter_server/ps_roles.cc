@@ -1,6 +1,6 @@
 #include "distribute/parameter_server/ps_roles.h"
 
-#include "distribute/cluster_resolver/cluster_roles.h"
+#include "distribute/cluster/resolvers/cluster_roles.h"
 #include "framework/config/json.h"
 #include "framework/core/error.h"
 

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "distribute/cluster_resolver/cluster_resolver.h"
+#include "distribute/cluster/resolvers/cluster_resolver.h"
 
 namespace strata::distribute {
 

@@ -9,17 +9,10 @@
 #include <mutex>
 #include <vector>
 
-#include "framework/core/error.h"
+#include "distribute/errors.h"
 #include "framework/core/tensor.h"
 
 namespace strata::distribute {
-
-// A scheduled closure that never ran: an earlier closure raised an error, which cancelled the
-// queue (TensorFlow's CancelledError).
-class CancelledError : public Error {
- public:
-  using Error::Error;
-};
 
 class RemoteValue {
  public:

@@ -4,8 +4,8 @@
 #include <iostream>
 
 #include "distribute/parameter_server/parameter_server_strategy.h"
-#include "distribute/parameter_server/parameter_service.h"
-#include "distribute/parameter_server/worker_service.h"
+#include "distribute/parameter_server/wire/parameter_service.h"
+#include "distribute/parameter_server/wire/worker_service.h"
 #include "framework/config/json.h"
 #include "framework/trainer/termination_signals.h"
 

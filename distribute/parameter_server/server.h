@@ -18,7 +18,7 @@
 #include <memory>
 #include <string>
 
-#include "distribute/cluster_resolver/cluster_spec.h"
+#include "distribute/cluster/resolvers/cluster_spec.h"
 #include "distribute/parameter_server/parameter_server_options.h"
 
 namespace strata::distribute {

@@ -1,5 +1,5 @@
 // Internal to the CUDA backend: error checks, the per-device compute streams and the device
-// guard every kernel file uses. Only files in framework/cuda/ (and distribute/nccl/) include
+// guard every kernel file uses. Only files in framework/cuda/ (and distribute/collectives/nccl/) include
 // this header; it pulls in the CUDA runtime API.
 //
 // One compute stream per device, shared by every thread that works on that device: kernels of

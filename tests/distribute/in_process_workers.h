@@ -11,8 +11,8 @@
 
 #include <strata/strata.h>
 
-#include "distribute/in_process_communicator.h"
-#include "distribute/replicated_variable.h"
+#include "distribute/collectives/in_process_communicator.h"
+#include "distribute/variables/replicated_variable.h"
 #include "framework/strategy/replica_context.h"
 
 namespace strata::testing {

@@ -12,7 +12,7 @@
 #include <fstream>
 #include <string>
 
-#include "distribute/job_security.h"
+#include "distribute/cluster/job_security.h"
 
 namespace strata::testing {
 

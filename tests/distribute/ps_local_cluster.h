@@ -14,8 +14,8 @@
 
 #include "distribute/parameter_server/cluster_coordinator.h"
 #include "distribute/parameter_server/parameter_server_strategy.h"
-#include "distribute/parameter_server/parameter_service.h"
-#include "distribute/parameter_server/worker_service.h"
+#include "distribute/parameter_server/wire/parameter_service.h"
+#include "distribute/parameter_server/wire/worker_service.h"
 
 namespace strata::testing {
 

@@ -13,7 +13,7 @@
 #include <mutex>
 #include <thread>
 
-#include "distribute/coordination/key_value_store.h"
+#include "distribute/errors.h"
 #include "distribute/parameter_server/cluster_coordinator.h"
 #include "framework/ops/creation.h"
 

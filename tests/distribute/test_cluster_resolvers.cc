@@ -9,9 +9,9 @@
 #include <optional>
 #include <string>
 
-#include "distribute/cluster_resolver/cluster_roles.h"
-#include "distribute/cluster_resolver/slurm_cluster_resolver.h"
-#include "distribute/cluster_resolver/tfconfig_cluster_resolver.h"
+#include "distribute/cluster/resolvers/cluster_roles.h"
+#include "distribute/cluster/resolvers/slurm_cluster_resolver.h"
+#include "distribute/cluster/resolvers/tfconfig_cluster_resolver.h"
 #include "tests/distribute/scoped_environment.h"
 #include "tests/support/test_helpers.h"
 

@@ -18,10 +18,10 @@
 #include <thread>
 #include <vector>
 
-#include "distribute/coordination/coordination.grpc.pb.h"
-#include "distribute/coordination/coordination_client.h"
-#include "distribute/coordination/coordination_service.h"
-#include "distribute/nccl_support.h"
+#include "distribute/cluster/coordination/coordination.grpc.pb.h"
+#include "distribute/cluster/coordination/coordination_client.h"
+#include "distribute/cluster/coordination/coordination_service.h"
+#include "distribute/collectives/nccl_support.h"
 #include "tests/framework/saving/child_process_util.h"
 
 

@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "distribute/coordination/folder_store.h"
+#include "distribute/cluster/coordination/folder_store.h"
 
 namespace strata::distribute {
 namespace {

@@ -23,9 +23,9 @@
 
 #include <strata/strata.h>
 
-#include "distribute/coordination/folder_store.h"
-#include "distribute/coordination/in_memory_store.h"
-#include "distribute/gloo/gloo_communicator.h"
+#include "distribute/cluster/coordination/folder_store.h"
+#include "distribute/cluster/coordination/in_memory_store.h"
+#include "distribute/collectives/gloo/gloo_communicator.h"
 #include "tests/framework/saving/child_process_util.h"
 
 

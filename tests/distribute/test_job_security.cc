@@ -1,4 +1,4 @@
-// Only the job's members steer the job (distribute/job_security.h): the job token checked by the
+// Only the job's members steer the job (distribute/cluster/job_security.h): the job token checked by the
 // coordination service, the ps server and the worker server (each refuses an outsider's call as
 // UNAUTHENTICATED naming the caller); the token and TLS files checked when they are read; every
 // server listening on its own task's address unless every interface is asked for.
@@ -15,18 +15,18 @@
 #include <future>
 #include <thread>
 
-#include "distribute/cluster_resolver/cluster_resolver.h"
-#include "distribute/coordination/coordination.grpc.pb.h"
-#include "distribute/coordination/coordination_client.h"
-#include "distribute/coordination/coordination_service.h"
-#include "distribute/grpc_security.h"
-#include "distribute/parameter_server/parameter_client.h"
-#include "distribute/parameter_server/parameter_server.grpc.pb.h"
+#include "distribute/cluster/coordination/coordination.grpc.pb.h"
+#include "distribute/cluster/coordination/coordination_client.h"
+#include "distribute/cluster/coordination/coordination_service.h"
+#include "distribute/cluster/grpc_security.h"
+#include "distribute/cluster/resolvers/cluster_resolver.h"
 #include "distribute/parameter_server/parameter_server_strategy.h"
-#include "distribute/parameter_server/parameter_service.h"
-#include "distribute/parameter_server/worker_client.h"
-#include "distribute/parameter_server/worker_service.grpc.pb.h"
-#include "distribute/parameter_server/worker_service.h"
+#include "distribute/parameter_server/wire/parameter_client.h"
+#include "distribute/parameter_server/wire/parameter_server.grpc.pb.h"
+#include "distribute/parameter_server/wire/parameter_service.h"
+#include "distribute/parameter_server/wire/worker_client.h"
+#include "distribute/parameter_server/wire/worker_service.grpc.pb.h"
+#include "distribute/parameter_server/wire/worker_service.h"
 #include "distribute/worker_cluster.h"
 #include "tests/distribute/job_security_test_util.h"
 #include "tests/distribute/worker_processes.h"

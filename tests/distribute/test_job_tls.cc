@@ -1,4 +1,4 @@
-// A job over mutual TLS (distribute/job_security.h) with a CA this test makes (the openssl
+// A job over mutual TLS (distribute/cluster/job_security.h) with a CA this test makes (the openssl
 // command line): the coordination service (connect, barrier, key-value store) and a ps (read,
 // push) work; a client speaking plaintext, one without a certificate, one whose certificate
 // another CA signed, and one that does not trust the job's CA are all refused, each error
@@ -8,11 +8,11 @@
 #include <chrono>
 #include <future>
 
-#include "distribute/coordination/coordination.grpc.pb.h"
-#include "distribute/coordination/coordination_client.h"
-#include "distribute/coordination/coordination_service.h"
-#include "distribute/parameter_server/parameter_client.h"
-#include "distribute/parameter_server/parameter_service.h"
+#include "distribute/cluster/coordination/coordination.grpc.pb.h"
+#include "distribute/cluster/coordination/coordination_client.h"
+#include "distribute/cluster/coordination/coordination_service.h"
+#include "distribute/parameter_server/wire/parameter_client.h"
+#include "distribute/parameter_server/wire/parameter_service.h"
 #include "tests/distribute/job_security_test_util.h"
 
 namespace strata::testing {

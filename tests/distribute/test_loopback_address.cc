@@ -2,7 +2,7 @@
 // spelling of the loopback host is one host when cluster addresses are compared.
 #include <gtest/gtest.h>
 
-#include "distribute/loopback_address.h"
+#include "distribute/cluster/loopback_address.h"
 
 namespace strata::testing {
 namespace {

@@ -9,8 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "distribute/collectives/nccl_support.h"
 #include "distribute/multi_worker_mirrored_strategy.h"
-#include "distribute/nccl_support.h"
 #include "framework/strategy/replica_context.h"
 #include "support/test_helpers.h"
 #include "tests/distribute/distribute_test_utils.h"

@@ -1,4 +1,4 @@
-// NcclCommGuard (distribute/nccl_comm_guard.h): abort() on one thread while another is inside a
+// NcclCommGuard (distribute/collectives/nccl_comm_guard.h): abort() on one thread while another is inside a
 // collective on the same NCCL communicator, or awaiting its outcome, must never let a call reach
 // the communicator after ncclCommAbort freed it, and the collective must fail naming the abort's
 // reason. NCCL is replaced by fakes behind the guard's call table (the seam the real,
@@ -17,8 +17,8 @@
 #include <thread>
 #include <vector>
 
-#include "distribute/communicator.h"
-#include "distribute/nccl_comm_guard.h"
+#include "distribute/collectives/communicator.h"
+#include "distribute/collectives/nccl_comm_guard.h"
 #include "support/test_helpers.h"
 
 // The fakes' communicator (NCCL's is opaque: nccl.h only declares struct ncclComm).

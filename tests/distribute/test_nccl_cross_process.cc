@@ -9,9 +9,9 @@
 
 #include <strata/strata.h>
 
-#include "distribute/coordination/in_memory_store.h"
+#include "distribute/cluster/coordination/in_memory_store.h"
+#include "distribute/collectives/nccl_support.h"
 #include "distribute/multi_worker_mirrored_strategy.h"
-#include "distribute/nccl_support.h"
 #include "support/test_helpers.h"
 #include "tests/distribute/distribute_test_utils.h"
 

@@ -13,12 +13,12 @@
 
 #include "distribute/parameter_server/cluster_coordinator.h"
 #include "distribute/parameter_server/parameter_server_strategy.h"
-#include "distribute/parameter_server/parameter_service.h"
 #include "distribute/parameter_server/ps_roles.h"
-#include "distribute/parameter_server/remote_variable.h"
 #include "distribute/parameter_server/sharded_variable.h"
 #include "distribute/parameter_server/step_registry.h"
-#include "distribute/parameter_server/worker_service.h"
+#include "distribute/parameter_server/wire/parameter_service.h"
+#include "distribute/parameter_server/wire/remote_variable.h"
+#include "distribute/parameter_server/wire/worker_service.h"
 #include "tests/distribute/ps_local_cluster.h"
 #include "tests/distribute/ps_test_task.h"
 

@@ -12,10 +12,10 @@
 #include <limits>
 #include <numeric>
 
-#include "distribute/parameter_server/parameter_client.h"
-#include "distribute/parameter_server/parameter_server.grpc.pb.h"
-#include "distribute/parameter_server/parameter_service.h"
-#include "distribute/parameter_server/remote_variable.h"
+#include "distribute/parameter_server/wire/parameter_client.h"
+#include "distribute/parameter_server/wire/parameter_server.grpc.pb.h"
+#include "distribute/parameter_server/wire/parameter_service.h"
+#include "distribute/parameter_server/wire/remote_variable.h"
 #include "tests/distribute/conv_embedding_model.h"
 
 namespace strata::testing {

@@ -22,14 +22,14 @@
 #include <optional>
 #include <thread>
 
-#include "distribute/cluster_resolver/tfconfig_cluster_resolver.h"
+#include "distribute/cluster/resolvers/tfconfig_cluster_resolver.h"
 #include "distribute/parameter_server/cluster_coordinator.h"
-#include "distribute/parameter_server/parameter_client.h"
 #include "distribute/parameter_server/parameter_server_strategy.h"
-#include "distribute/parameter_server/remote_variable.h"
 #include "distribute/parameter_server/server.h"
 #include "distribute/parameter_server/sharded_variable.h"
 #include "distribute/parameter_server/step_registry.h"
+#include "distribute/parameter_server/wire/parameter_client.h"
+#include "distribute/parameter_server/wire/remote_variable.h"
 #include "tests/distribute/distribute_test_utils.h"
 #include "tests/distribute/ps_test_task.h"
 #include "tests/distribute/worker_processes.h"

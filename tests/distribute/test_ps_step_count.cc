@@ -12,10 +12,10 @@
 #include <numeric>
 #include <thread>
 
-#include "distribute/parameter_server/parameter_client.h"
 #include "distribute/parameter_server/parameter_server_strategy.h"
-#include "distribute/parameter_server/parameter_service.h"
-#include "distribute/parameter_server/remote_variable.h"
+#include "distribute/parameter_server/wire/parameter_client.h"
+#include "distribute/parameter_server/wire/parameter_service.h"
+#include "distribute/parameter_server/wire/remote_variable.h"
 #include "tests/distribute/distribute_test_utils.h"
 
 namespace strata::testing {

@@ -4,7 +4,7 @@
 // with no strategy, with every copy identical, whatever the optimizer, clipping or loss scaling.
 #include <numeric>
 
-#include "distribute/replicated_variable.h"
+#include "distribute/variables/replicated_variable.h"
 #include "framework/strategy/gradient_reducer.h"
 #include "framework/variables/variable_update.h"
 #include "tests/distribute/distribute_test_utils.h"

@@ -3,8 +3,8 @@
 // (experimental_distribute_dataset, distribute_datasets_from_function, fit's batch checks).
 #include <typeinfo>
 
-#include "distribute/central_variable.h"
-#include "distribute/replicated_variable.h"
+#include "distribute/variables/central_variable.h"
+#include "distribute/variables/replicated_variable.h"
 #include "framework/strategy/replica_context.h"
 #include "support/test_helpers.h"
 #include "tests/distribute/distribute_test_utils.h"

@@ -3,8 +3,8 @@
 // training stays finite and metric state (SyncOnRead) resets on every replica.
 #include <cmath>
 
-#include "distribute/central_variable.h"
-#include "distribute/replicated_variable.h"
+#include "distribute/variables/central_variable.h"
+#include "distribute/variables/replicated_variable.h"
 #include "support/test_helpers.h"
 #include "tests/distribute/distribute_test_utils.h"
 

@@ -6,12 +6,12 @@
 
 #include <filesystem>
 
-#include "distribute/replicated_variable.h"
 #include "datasets/temp_dir.h"
+#include "distribute/variables/replicated_variable.h"
 #include "framework/callbacks/backup_and_restore.h"
-#include "tests/framework/callbacks/callback_test_utils.h"
 #include "support/test_helpers.h"
 #include "tests/distribute/distribute_test_utils.h"
+#include "tests/framework/callbacks/callback_test_utils.h"
 
 namespace strata::testing {
 namespace {

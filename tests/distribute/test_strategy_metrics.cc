@@ -1,7 +1,7 @@
 // Metrics and outputs under a strategy are global: the replicas' metric states (SyncOnRead
 // variables) are summed when read, so evaluate() and fit() report what they would without a
 // strategy for the same weights, and predict() puts the replicas' outputs back in input order.
-#include "distribute/replicated_variable.h"
+#include "distribute/variables/replicated_variable.h"
 #include "support/test_helpers.h"
 #include "tests/distribute/distribute_test_utils.h"
 

@@ -22,9 +22,9 @@
 #include <string>
 #include <vector>
 
-#include "distribute/cluster_resolver/cluster_roles.h"
-#include "distribute/cluster_resolver/run_config.h"
-#include "distribute/cluster_resolver/tfconfig_cluster_resolver.h"
+#include "distribute/cluster/resolvers/cluster_roles.h"
+#include "distribute/cluster/resolvers/run_config.h"
+#include "distribute/cluster/resolvers/tfconfig_cluster_resolver.h"
 #include "distribute/parameter_server/parameter_server_strategy.h"
 #include "distribute/parameter_server/ps_roles.h"
 #include "framework/config/json.h"

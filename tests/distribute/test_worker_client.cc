@@ -11,10 +11,10 @@
 #include <future>
 #include <mutex>
 
-#include "distribute/coordination/key_value_store.h"
+#include "distribute/errors.h"
 #include "distribute/parameter_server/cluster_coordinator.h"
-#include "distribute/parameter_server/worker_client.h"
-#include "distribute/parameter_server/worker_service.grpc.pb.h"
+#include "distribute/parameter_server/wire/worker_client.h"
+#include "distribute/parameter_server/wire/worker_service.grpc.pb.h"
 
 namespace strata::testing {
 namespace {

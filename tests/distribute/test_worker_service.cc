@@ -13,12 +13,12 @@
 
 #include <strata/strata.h>
 
-#include "distribute/loopback_address.h"
+#include "distribute/cluster/loopback_address.h"
 #include "distribute/parameter_server/parameter_server_strategy.h"
-#include "distribute/parameter_server/parameter_service.h"
 #include "distribute/parameter_server/step_registry.h"
-#include "distribute/parameter_server/worker_service.grpc.pb.h"
-#include "distribute/parameter_server/worker_service.h"
+#include "distribute/parameter_server/wire/parameter_service.h"
+#include "distribute/parameter_server/wire/worker_service.grpc.pb.h"
+#include "distribute/parameter_server/wire/worker_service.h"
 
 namespace strata::testing {
 namespace {

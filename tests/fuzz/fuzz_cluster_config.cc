@@ -7,11 +7,11 @@
 #include <set>
 #include <string>
 
-#include "distribute/cluster_resolver/cluster_roles.h"
-#include "distribute/cluster_resolver/run_config.h"
-#include "distribute/cluster_resolver/slurm_cluster_resolver.h"
-#include "distribute/cluster_resolver/tfconfig_cluster_resolver.h"
-#include "distribute/loopback_address.h"
+#include "distribute/cluster/loopback_address.h"
+#include "distribute/cluster/resolvers/cluster_roles.h"
+#include "distribute/cluster/resolvers/run_config.h"
+#include "distribute/cluster/resolvers/slurm_cluster_resolver.h"
+#include "distribute/cluster/resolvers/tfconfig_cluster_resolver.h"
 #include "distribute/parameter_server/ps_roles.h"
 #include "framework/config/json.h"
 #include "framework/core/error.h"

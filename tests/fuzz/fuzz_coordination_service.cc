@@ -1,4 +1,4 @@
-// The coordination service (distribute/coordination/) against whatever a peer may send: each
+// The coordination service (distribute/cluster/coordination/) against whatever a peer may send: each
 // input is a sequence of calls of any of its methods, each with the request's bytes (parsed by
 // the service, or refused when they do not parse) and with the job's token, none or a wrong
 // one. The service runs in this process, served once through gRPC's in-process channel; each
@@ -35,11 +35,11 @@
 #include <thread>
 #include <vector>
 
-#include "distribute/coordination/coordination_client.h"
-#include "distribute/coordination/coordination_handler.h"
-#include "distribute/coordination/coordination_options.h"
-#include "distribute/grpc_security.h"
-#include "distribute/job_security.h"
+#include "distribute/cluster/coordination/coordination_client.h"
+#include "distribute/cluster/coordination/coordination_handler.h"
+#include "distribute/cluster/coordination/coordination_options.h"
+#include "distribute/cluster/grpc_security.h"
+#include "distribute/cluster/job_security.h"
 #include "fuzz/fuzz_support.h"
 
 namespace {

@@ -1,4 +1,4 @@
-// The parameter service (distribute/parameter_server/parameter_service.h) as a peer reaches it:
+// The parameter service (distribute/parameter_server/wire/parameter_service.h) as a peer reaches it:
 // a ps task's server, started once in this process on a loopback port with a small message
 // bound (64 KiB, so no input can legitimately make it allocate much), is sent each input as a
 // sequence of raw request messages through gRPC's generic stub. The bytes are not parsed here:
@@ -33,11 +33,11 @@
 
 #include <strata/strata.h>
 
-#include "distribute/parameter_server/parameter_client.h"
-#include "distribute/parameter_server/parameter_server.pb.h"
 #include "distribute/parameter_server/parameter_server_strategy.h"
-#include "distribute/parameter_server/parameter_service.h"
 #include "distribute/parameter_server/partitioners.h"
+#include "distribute/parameter_server/wire/parameter_client.h"
+#include "distribute/parameter_server/wire/parameter_server.pb.h"
+#include "distribute/parameter_server/wire/parameter_service.h"
 #include "fuzz/fuzz_support.h"
 
 namespace {

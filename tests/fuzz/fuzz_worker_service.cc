@@ -28,13 +28,13 @@
 
 #include "distribute/parameter_server/cluster_coordinator.h"
 #include "distribute/parameter_server/parameter_server_strategy.h"
-#include "distribute/parameter_server/parameter_service.h"
 #include "distribute/parameter_server/ps_trainer.h"
 #include "distribute/parameter_server/step_registry.h"
-#include "distribute/parameter_server/worker_client.h"
-#include "distribute/parameter_server/worker_requests.h"
-#include "distribute/parameter_server/worker_service.grpc.pb.h"
-#include "distribute/parameter_server/worker_service.h"
+#include "distribute/parameter_server/wire/parameter_service.h"
+#include "distribute/parameter_server/wire/worker_client.h"
+#include "distribute/parameter_server/wire/worker_requests.h"
+#include "distribute/parameter_server/wire/worker_service.grpc.pb.h"
+#include "distribute/parameter_server/wire/worker_service.h"
 #include "framework/saving/keras3_compile_config.h"
 #include "fuzz/fuzz_support.h"
 

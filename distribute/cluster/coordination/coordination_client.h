@@ -1,0 +1,72 @@
+// CoordinationClient: one task's connection to the job's CoordinationService
+// (coordination_service.h), and the KeyValueStore the cross-process collectives meet through.
+// Every call has a deadline; every failure is a CoordinationError naming the operation, the
+// task(s) concerned and the fix. Once the job's error is known (posted by a task, a task found
+// dead or restarted, the service unreachable), every call fails with it at once.
+//
+// gRPC stays behind the pointer: this header includes neither gRPC nor protobuf.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "distribute/cluster/coordination/coordination_options.h"
+#include "distribute/cluster/coordination/coordination_task.h"
+#include "distribute/cluster/coordination/key_value_store.h"
+
+namespace strata::distribute {
+
+class CoordinationClient final : public KeyValueStore {
+ public:
+  // `service_address`: where the coordinator task serves ("host:port"); `tasks`: every task of
+  // the job, as the service was given them (errors name the coordinator from them).
+  CoordinationClient(std::string service_address, CoordinationTask self,
+                     std::vector<CoordinationTask> tasks, CoordinationOptions options = {});
+  // Stops heartbeats (no shutdown barrier: the service will declare this task dead unless
+  // shutdown() ran).
+  ~CoordinationClient() override;
+
+  // Registers (waiting for the service to come up), starts the heartbeat thread, then waits until
+  // every task has registered, all within register_timeout: CoordinationError naming the tasks
+  // that never came, or the service's address when it never answered.
+  void connect();
+  // Returns once every task reached barrier `id` (ids starting with "strata/" are reserved);
+  // CoordinationError naming the missing tasks after `timeout`, or at once if an error was posted.
+  void barrier(const std::string& id, std::chrono::milliseconds timeout);
+  // Posts a fatal error for the whole job: every task's pending and later calls fail with a
+  // CoordinationError carrying it (naming this task), and their error callbacks fire.
+  // CoordinationError if it cannot reach the service (the error is then known here only).
+  void report_error(const std::string& message);
+  // The job's error as this task knows it, or nullopt.
+  std::optional<std::string> posted_error();
+  // Called once, from the heartbeat thread, when an error becomes known (posted, a dead or
+  // restarted task detected by the service, or the service unreachable for heartbeat_timeout).
+  void set_error_callback(std::function<void(const std::string&)> callback);
+  // Shutdown barrier (every task, up to shutdown_timeout), then stops heartbeats. After it the
+  // service may go away without errors being reported. Heartbeats stop even when it throws.
+  void shutdown();
+  const CoordinationTask& self() const;
+  // The incarnation this client registers with (random, one per client).
+  uint64_t incarnation() const;
+
+  // KeyValueStore. Values are opaque bytes; get() waits on the service (no polling), its timeout
+  // error naming the key.
+  void set(const std::string& key, const std::string& value) override;
+  std::string get(const std::string& key, std::chrono::milliseconds timeout) override;
+  std::optional<std::string> try_get(const std::string& key) override;
+  int64_t add(const std::string& key, int64_t delta) override;
+  void erase(const std::string& key) override;
+
+  CoordinationClient(const CoordinationClient&) = delete;
+  CoordinationClient& operator=(const CoordinationClient&) = delete;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace strata::distribute

@@ -1,0 +1,6 @@
+// README's GPU placement: a model factory and the data from the program.
+using namespace strata;
+std::shared_ptr<Sequential> make_model();
+void example(Tensor x_train, Tensor y_train) {
+  // @README_EXAMPLE@
+}

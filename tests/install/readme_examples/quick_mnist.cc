@@ -1,0 +1,5 @@
+// README "Using Strata": a whole program's body.
+int main() {
+  // @README_EXAMPLE@
+  return 0;
+}
