@@ -5,6 +5,7 @@
 
 #include <strata/strata.h>
 
+#include "distribute/collectives/nccl_support.h"
 #include "tests/cuda/gpu_test_utils.h"
 #include "tests/distribute/distribute_test_utils.h"
 

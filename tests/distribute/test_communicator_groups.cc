@@ -7,6 +7,8 @@
 
 #include <strata/strata.h>
 
+#include "distribute/collectives/host_staged_group.h"
+#include "distribute/collectives/in_process_communicator.h"
 #include "support/test_helpers.h"
 #include "tests/distribute/distribute_test_utils.h"
 

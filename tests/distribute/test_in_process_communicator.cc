@@ -8,6 +8,7 @@
 
 #include <strata/strata.h>
 
+#include "distribute/collectives/in_process_communicator.h"
 #include "tests/distribute/distribute_test_utils.h"
 #include "support/test_helpers.h"
 
