@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "framework/core/random.h"
+#include "framework/kernels_math/philox.h"
 #include "framework/cpu/cpu_backend.h"
 #include "framework/cpu/parallel.h"
 

@@ -12,7 +12,7 @@
 
 #include "framework/cuda/cuda_backend.h"
 #include "framework/cuda/kernel_utils.cuh"
-#include "framework/cuda/philox.cuh"
+#include "framework/kernels_math/philox.h"
 
 namespace strata {
 namespace {
@@ -34,8 +34,8 @@ __global__ void arange_kernel(T* out, int64_t n, double start, double step) {
 // the last two u2), as normal_from_block in cpu_creation.cc.
 __device__ __forceinline__ double normal_from_block(const uint32_t r[4]) {
   constexpr double kTwoPi = 2.0 * M_PI;
-  const double u1 = 1.0 - cuda::philox::to_unit_double(r[0], r[1]);  // (0, 1]: log is finite
-  const double u2 = cuda::philox::to_unit_double(r[2], r[3]);
+  const double u1 = 1.0 - philox::to_unit_double(r[0], r[1]);  // (0, 1]: log is finite
+  const double u2 = philox::to_unit_double(r[2], r[3]);
   return __dmul_rn(sqrt(__dmul_rn(-2.0, log(u1))), cos(__dmul_rn(kTwoPi, u2)));
 }
 
@@ -47,17 +47,17 @@ __global__ void random_kernel(T* out, int64_t n, RandomDistribution dist, uint64
     const uint64_t counter = offset + uint64_t(i);
     double v;
     if (dist == RandomDistribution::kUniform) {
-      cuda::philox::block(counter, 0, seed, r);
-      v = __dadd_rn(a, __dmul_rn(b - a, cuda::philox::to_unit_double(r[0], r[1])));
+      philox::block(counter, 0, seed, r);
+      v = __dadd_rn(a, __dmul_rn(b - a, philox::to_unit_double(r[0], r[1])));
       if (v >= b) v = a;  // guard the open upper bound after rounding
     } else if (dist == RandomDistribution::kNormal) {
-      cuda::philox::block(counter, 0, seed, r);
+      philox::block(counter, 0, seed, r);
       v = __dadd_rn(a, __dmul_rn(b, normal_from_block(r)));
     } else {
       // Truncated normal: redraw (a new block per attempt) until within two stddevs.
       double z = 0;
       for (uint64_t attempt = 0; attempt < 1000; ++attempt) {
-        cuda::philox::block(counter, attempt, seed, r);
+        philox::block(counter, attempt, seed, r);
         z = normal_from_block(r);
         if (fabs(z) <= 2.0) break;
       }
@@ -74,8 +74,8 @@ __global__ void dropout_mask_kernel(T* mask, int64_t n, float rate, uint64_t see
   const T keep = from_acc<T>(scale), drop = from_acc<T>(0.0);
   uint32_t r[4];
   STRATA_GRID_STRIDE_LOOP(i, n) {
-    cuda::philox::block(offset + uint64_t(i), 0, seed, r);
-    mask[i] = cuda::philox::to_unit_float(r[0]) >= rate ? keep : drop;
+    philox::block(offset + uint64_t(i), 0, seed, r);
+    mask[i] = philox::to_unit_float(r[0]) >= rate ? keep : drop;
   }
 }
 
