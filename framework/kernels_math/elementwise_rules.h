@@ -132,8 +132,10 @@ template <typename C>
 STRATA_HOST_DEVICE STRATA_INLINE C sign_of(C v) {
   if constexpr (std::is_floating_point_v<C>) {
     return v != v ? v : C((v > 0) - (v < 0));
-  } else {
+  } else if constexpr (std::is_signed_v<C>) {
     return C((v > 0) - (v < 0));
+  } else {
+    return C(v > 0);
   }
 }
 
