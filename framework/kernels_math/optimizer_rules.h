@@ -3,15 +3,12 @@
 // An optimizer step must give the same bits on the CPU (cpu_optimizer.cc) and the GPU
 // (cuda_optimizer.cu), so the rules (Keras 3's, in its arithmetic order) and the step's scalars
 // are written once, here; each backend only loops over the elements. Every product, sum,
-// quotient and square root goes through mul_rn, add_rn, ...: on the device they are the
-// correctly rounded intrinsics (__fmul_rn, ...), because nvcc would otherwise fuse a * b + c
-// into one FMA and round once where the CPU rounds twice; on the host they are the plain
-// operators. The results then agree to the last bit wherever the CPU build uses no FMA either
-// (x86-64's baseline). The rules take and return values, not pointers, so the CPU's loops keep
-// their __restrict pointers and still vectorise.
+// quotient and square root goes through mul_rn, add_rn, ... (rounded_ops.h), so nvcc cannot
+// fuse a * b + c into one FMA that rounds once where the CPU rounds twice. The results agree to
+// the last bit wherever the CPU build uses no FMA either (x86-64's baseline). The rules take
+// and return values, not pointers, so the CPU's loops keep their __restrict pointers and still
+// vectorise.
 #pragma once
-
-#include <math.h>
 
 #include <cmath>
 #include <cstddef>
@@ -19,46 +16,10 @@
 
 #include "framework/backend/kernel_params.h"
 #include "framework/kernels_math/host_device.h"
+#include "framework/kernels_math/rounded_ops.h"
 
 namespace strata::kernels_math {
 
-// ---- float operations rounded once each, in the order written ------------------------------
-
-STRATA_HOST_DEVICE STRATA_INLINE float mul_rn(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-STRATA_HOST_DEVICE STRATA_INLINE float add_rn(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
-STRATA_HOST_DEVICE STRATA_INLINE float sub_rn(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fsub_rn(a, b);
-#else
-  return a - b;
-#endif
-}
-STRATA_HOST_DEVICE STRATA_INLINE float div_rn(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fdiv_rn(a, b);
-#else
-  return a / b;
-#endif
-}
-STRATA_HOST_DEVICE STRATA_INLINE float sqrt_rn(float a) {
-#if defined(__CUDA_ARCH__)
-  return __fsqrt_rn(a);
-#else
-  return sqrtf(a);
-#endif
-}
 // std::max / std::min exactly: a NaN first argument is returned (fmaxf would drop it).
 STRATA_HOST_DEVICE STRATA_INLINE float max_of(float a, float b) { return a < b ? b : a; }
 STRATA_HOST_DEVICE STRATA_INLINE float min_of(float a, float b) { return b < a ? b : a; }
