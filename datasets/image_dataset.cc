@@ -15,6 +15,7 @@
 #include "datasets/image_io.h"
 #include "framework/core/error.h"
 #include "framework/core/random.h"
+#include "framework/kernels_math/philox.h"
 #include "framework/ops/shape_ops.h"
 
 namespace strata::data {

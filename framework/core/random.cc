@@ -57,27 +57,4 @@ GeneratorState reserve_random(uint64_t count) {
   return s;
 }
 
-namespace philox {
-
-void block(uint64_t counter_lo, uint64_t counter_hi, uint64_t key, uint32_t out[4]) {
-  constexpr uint32_t kMul0 = 0xD2511F53u, kMul1 = 0xCD9E8D57u;
-  constexpr uint32_t kWeyl0 = 0x9E3779B9u, kWeyl1 = 0xBB67AE85u;
-  uint32_t c0 = uint32_t(counter_lo), c1 = uint32_t(counter_lo >> 32);
-  uint32_t c2 = uint32_t(counter_hi), c3 = uint32_t(counter_hi >> 32);
-  uint32_t k0 = uint32_t(key), k1 = uint32_t(key >> 32);
-  for (int round = 0; round < 10; ++round) {
-    const uint64_t p0 = uint64_t(kMul0) * c0;
-    const uint64_t p1 = uint64_t(kMul1) * c2;
-    const uint32_t n0 = uint32_t(p1 >> 32) ^ c1 ^ k0;
-    const uint32_t n1 = uint32_t(p1);
-    const uint32_t n2 = uint32_t(p0 >> 32) ^ c3 ^ k1;
-    const uint32_t n3 = uint32_t(p0);
-    c0 = n0; c1 = n1; c2 = n2; c3 = n3;
-    k0 += kWeyl0;
-    k1 += kWeyl1;
-  }
-  out[0] = c0; out[1] = c1; out[2] = c2; out[3] = c3;
-}
-
-}  // namespace philox
 }  // namespace strata

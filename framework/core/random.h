@@ -1,6 +1,7 @@
 // Seeds and the global random generator. Random numbers come from Philox-4x32-10, a
 // counter-based generator: number i of a draw depends only on (seed, offset + i), so the same
-// seed gives the same numbers whatever the thread count or device.
+// seed gives the same numbers whatever the thread count or device. The generator itself, one
+// copy for the CPU and CUDA backends, is framework/kernels_math/philox.h (internal).
 #pragma once
 
 #include <cstdint>
@@ -47,15 +48,5 @@ class ThreadGeneratorScope {
 // stream number on its thread. Layers with their own seed (Dropout(rate, seed)) keep one call
 // count per stream and mix the stream in, so replicas draw different masks, reproducibly.
 uint64_t thread_random_stream();
-
-namespace philox {
-// One Philox-4x32-10 block: four 32-bit outputs for a 128-bit counter and 64-bit key.
-void block(uint64_t counter_lo, uint64_t counter_hi, uint64_t key, uint32_t out[4]);
-// Uniform float in [0, 1) from 32 random bits (24-bit mantissa, never 1.0).
-inline float to_unit_float(uint32_t bits) { return float(bits >> 8) * (1.0f / 16777216.0f); }
-inline double to_unit_double(uint32_t hi, uint32_t lo) {
-  return double((uint64_t(hi) << 21) ^ (lo >> 11)) * (1.0 / 9007199254740992.0);
-}
-}  // namespace philox
 
 }  // namespace strata

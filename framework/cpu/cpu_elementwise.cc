@@ -11,9 +11,14 @@
 
 #include "framework/cpu/cpu_backend.h"
 #include "framework/cpu/parallel.h"
+#include "framework/kernels_math/elementwise_rules.h"
 
 namespace strata {
 namespace {
+
+// The scalar rules (wrapping, floor division, saturation, NaN propagation) are the CUDA
+// backend's too: framework/kernels_math/elementwise_rules.h.
+using namespace kernels_math;
 
 template <typename T>
 constexpr bool kIsHalfLike = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
@@ -36,86 +41,11 @@ To convert(From v) {
     } else if constexpr (kIsHalfLike<To>) {
       return To(float(c));
     } else if constexpr (std::is_floating_point_v<F> && std::is_integral_v<To>) {
-      if (!(c == c)) return To(0);
-      if (c <= F(std::numeric_limits<To>::lowest())) return std::numeric_limits<To>::lowest();
-      if (c >= F(std::numeric_limits<To>::max())) return std::numeric_limits<To>::max();
-      return To(c);
+      return saturate_to_integer<To>(c);
     } else {
       return static_cast<To>(c);  // integer narrowing is modular in C++20
     }
   }
-}
-
-// Wrapping integer arithmetic (signed overflow would be undefined behaviour).
-template <typename C>
-C wrap_add(C a, C b) {
-  using U = std::make_unsigned_t<C>;
-  return C(U(U(a) + U(b)));
-}
-template <typename C>
-C wrap_sub(C a, C b) {
-  using U = std::make_unsigned_t<C>;
-  return C(U(U(a) - U(b)));
-}
-template <typename C>
-C wrap_mul(C a, C b) {
-  using U = std::make_unsigned_t<C>;
-  return C(U(U(a) * U(b)));
-}
-template <typename C>
-C wrap_neg(C a) {
-  return wrap_sub(C(0), a);
-}
-
-// Python-style floor division and modulo on integers; x / 0 and x % 0 give 0.
-template <typename C>
-C int_floordiv(C a, C b) {
-  if (b == 0) return 0;
-  if constexpr (std::is_signed_v<C>) {
-    if (b == -1) return wrap_neg(a);  // min / -1 overflows
-    C q = C(a / b);
-    if (a % b != 0 && ((a < 0) != (b < 0))) --q;
-    return q;
-  } else {
-    return C(a / b);
-  }
-}
-template <typename C>
-C int_floormod(C a, C b) {
-  if (b == 0) return 0;
-  if constexpr (std::is_signed_v<C>) {
-    if (b == -1) return 0;
-    C r = C(a % b);
-    if (r != 0 && ((r < 0) != (b < 0))) r = C(r + b);
-    return r;
-  } else {
-    return C(a % b);
-  }
-}
-template <typename C>
-C int_pow(C base, C exponent) {
-  if constexpr (std::is_signed_v<C>) {
-    if (exponent < 0) {  // only |base| == 1 survives a negative integer power
-      if (base == 1) return 1;
-      if (base == -1) return (exponent & 1) ? C(-1) : C(1);
-      return 0;
-    }
-  }
-  using U = std::make_unsigned_t<C>;
-  U result = 1, b = U(base), e = U(exponent);
-  while (e != 0) {
-    if (e & 1u) result = U(result * b);
-    b = U(b * b);
-    e = U(e >> 1);
-  }
-  return C(result);
-}
-
-template <typename C>
-C float_floormod(C a, C b) {
-  C r = std::fmod(a, b);
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
-  return r;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -260,9 +190,9 @@ void binary_typed(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
       return run_binary<T, bool>(a, b, out, [](C x, C y) { return x != C(0) || y != C(0); });
     case BinaryOp::kMaximum:
       // NaN propagates, as numpy.maximum.
-      return run_binary<T, T>(a, b, out, [](C x, C y) { return (x > y || x != x) ? x : y; });
+      return run_binary<T, T>(a, b, out, [](C x, C y) { return maximum_nan(x, y); });
     case BinaryOp::kMinimum:
-      return run_binary<T, T>(a, b, out, [](C x, C y) { return (x < y || x != x) ? x : y; });
+      return run_binary<T, T>(a, b, out, [](C x, C y) { return minimum_nan(x, y); });
     default: break;
   }
   if constexpr (kFloat) {
@@ -276,10 +206,7 @@ void binary_typed(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
       case BinaryOp::kFloorMod:
         return run_binary<T, T>(a, b, out, [](C x, C y) { return float_floormod(x, y); });
       case BinaryOp::kAddReLU:  // NaN propagates, as relu(NaN) does
-        return run_binary<T, T>(a, b, out, [](C x, C y) {
-          const C s = x + y;
-          return (s > C(0) || s != s) ? s : C(0);
-        });
+        return run_binary<T, T>(a, b, out, [](C x, C y) { return add_relu(x, y); });
       default: break;
     }
   } else if constexpr (kInt) {
@@ -330,7 +257,7 @@ void unary_typed(UnaryOp op, const Tensor& x, Tensor& out) {
       case UnaryOp::kNeg: return map_unary<T, T>(x, out, [](C v) { return -v; });
       case UnaryOp::kAbs: return map_unary<T, T>(x, out, [](C v) { return std::fabs(v); });
       case UnaryOp::kSign:
-        return map_unary<T, T>(x, out, [](C v) { return v != v ? v : C((v > 0) - (v < 0)); });
+        return map_unary<T, T>(x, out, [](C v) { return sign_of(v); });
       case UnaryOp::kExp: return map_unary<T, T>(x, out, [](C v) { return std::exp(v); });
       case UnaryOp::kLog: return map_unary<T, T>(x, out, [](C v) { return std::log(v); });
       case UnaryOp::kLog1p: return map_unary<T, T>(x, out, [](C v) { return std::log1p(v); });
@@ -355,8 +282,8 @@ void unary_typed(UnaryOp op, const Tensor& x, Tensor& out) {
     switch (op) {
       case UnaryOp::kNeg: return map_unary<T, T>(x, out, [](C v) { return wrap_neg(v); });
       case UnaryOp::kAbs:
-        return map_unary<T, T>(x, out, [](C v) { return v < C(0) ? wrap_neg(v) : v; });
-      case UnaryOp::kSign: return map_unary<T, T>(x, out, [](C v) { return C((v > 0) - (v < 0)); });
+        return map_unary<T, T>(x, out, [](C v) { return wrap_abs(v); });
+      case UnaryOp::kSign: return map_unary<T, T>(x, out, [](C v) { return sign_of(v); });
       case UnaryOp::kSquare: return map_unary<T, T>(x, out, [](C v) { return wrap_mul(v, v); });
       case UnaryOp::kFloor:
       case UnaryOp::kCeil:
@@ -424,9 +351,8 @@ void CpuBackend::clip(const Tensor& x, double lo, double hi, Tensor& out) {
   visit_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     using C = Compute<T>;
-    const C l = convert<C>(lo), h = convert<C>(hi);
-    // NaN passes through: both comparisons are false.
-    map_unary<T, T>(x, out, [l, h](C v) { return v < l ? l : (v > h ? h : v); });
+    const C l = convert_from_double<C>(lo), h = convert_from_double<C>(hi);
+    map_unary<T, T>(x, out, [l, h](C v) { return clip_to(v, l, h); });
   });
 }
 

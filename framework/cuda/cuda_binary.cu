@@ -108,26 +108,23 @@ __device__ __forceinline__ auto binary_value(C x, C y) {
   else if constexpr (Op == BinaryOp::kLogicalAnd) return x != C(0) && y != C(0);
   else if constexpr (Op == BinaryOp::kLogicalOr) return x != C(0) || y != C(0);
   // NaN propagates, as numpy.maximum / numpy.minimum.
-  else if constexpr (Op == BinaryOp::kMaximum) return (x > y || x != x) ? x : y;
-  else if constexpr (Op == BinaryOp::kMinimum) return (x < y || x != x) ? x : y;
+  else if constexpr (Op == BinaryOp::kMaximum) return kernels_math::maximum_nan(x, y);
+  else if constexpr (Op == BinaryOp::kMinimum) return kernels_math::minimum_nan(x, y);
   else if constexpr (std::is_floating_point_v<C>) {
     if constexpr (Op == BinaryOp::kAdd) return x + y;
     else if constexpr (Op == BinaryOp::kSub) return x - y;
     else if constexpr (Op == BinaryOp::kMul) return x * y;
     else if constexpr (Op == BinaryOp::kDiv) return x / y;
     else if constexpr (Op == BinaryOp::kPow) return cuda::Math<C>::pow(x, y);
-    else if constexpr (Op == BinaryOp::kFloorMod) return cuda::float_floormod(x, y);
-    else {  // kAddReLU; NaN propagates, as relu(NaN) does
-      const C s = x + y;
-      return (s > C(0) || s != s) ? s : C(0);
-    }
+    else if constexpr (Op == BinaryOp::kFloorMod) return kernels_math::float_floormod(x, y);
+    else return kernels_math::add_relu(x, y);  // kAddReLU; NaN propagates, as relu(NaN) does
   } else {
-    if constexpr (Op == BinaryOp::kAdd) return cuda::wrap_add(x, y);
-    else if constexpr (Op == BinaryOp::kSub) return cuda::wrap_sub(x, y);
-    else if constexpr (Op == BinaryOp::kMul) return cuda::wrap_mul(x, y);
-    else if constexpr (Op == BinaryOp::kDiv) return cuda::int_floordiv(x, y);
-    else if constexpr (Op == BinaryOp::kPow) return cuda::int_pow(x, y);
-    else return cuda::int_floormod(x, y);  // kFloorMod
+    if constexpr (Op == BinaryOp::kAdd) return kernels_math::wrap_add(x, y);
+    else if constexpr (Op == BinaryOp::kSub) return kernels_math::wrap_sub(x, y);
+    else if constexpr (Op == BinaryOp::kMul) return kernels_math::wrap_mul(x, y);
+    else if constexpr (Op == BinaryOp::kDiv) return kernels_math::int_floordiv(x, y);
+    else if constexpr (Op == BinaryOp::kPow) return kernels_math::int_pow(x, y);
+    else return kernels_math::int_floormod(x, y);  // kFloorMod
   }
 }
 

@@ -1,18 +1,17 @@
-// Fill, arange and counter-based random numbers on the GPU. Random numbers follow the CPU
-// (cpu_creation.cc) exactly: element i uses the Philox block at counter (offset + i, attempt)
-// with key = seed, the same conversions to [0, 1), the same Box-Muller transform and the same
-// truncated-normal redraws. Uniform numbers and dropout masks are bit-identical to the CPU's;
-// normal numbers agree to the last bit or two of double math (the GPU's log/cos round
-// differently from glibc's), hence to float rounding.
+// Fill, arange and counter-based random numbers on the GPU. Each random element is made by the
+// CPU's own rule (framework/kernels_math/random_draws.h, one copy for both backends): uniform
+// numbers and dropout masks are bit-identical to the CPU's; normal numbers agree to the last bit
+// or two of double math (the GPU's log/cos round differently from glibc's), hence to float
+// rounding.
 //
-// The double arithmetic that must match the CPU bit for bit uses __dmul_rn / __dadd_rn: nvcc
-// would otherwise contract a + b * c into one fused multiply-add, which rounds once instead of
-// twice and so differs from the x86-64 CPU build, which has no FMA.
+// arange's double arithmetic uses __dmul_rn / __dadd_rn: nvcc would otherwise contract
+// a + b * c into one fused multiply-add, which rounds once instead of twice and so differs from
+// the x86-64 CPU build, which has no FMA.
 #include <cmath>
 
 #include "framework/cuda/cuda_backend.h"
 #include "framework/cuda/kernel_utils.cuh"
-#include "framework/cuda/philox.cuh"
+#include "framework/kernels_math/random_draws.h"
 
 namespace strata {
 namespace {
@@ -30,41 +29,11 @@ __global__ void arange_kernel(T* out, int64_t n, double start, double step) {
   STRATA_GRID_STRIDE_LOOP(i, n) out[i] = from_acc<T>(__dadd_rn(start, __dmul_rn(double(i), step)));
 }
 
-// Standard normal from one Philox block via Box-Muller (the block's first two words give u1,
-// the last two u2), as normal_from_block in cpu_creation.cc.
-__device__ __forceinline__ double normal_from_block(const uint32_t r[4]) {
-  constexpr double kTwoPi = 2.0 * M_PI;
-  const double u1 = 1.0 - cuda::philox::to_unit_double(r[0], r[1]);  // (0, 1]: log is finite
-  const double u2 = cuda::philox::to_unit_double(r[2], r[3]);
-  return __dmul_rn(sqrt(__dmul_rn(-2.0, log(u1))), cos(__dmul_rn(kTwoPi, u2)));
-}
-
 template <typename T>
 __global__ void random_kernel(T* out, int64_t n, RandomDistribution dist, uint64_t seed,
                               uint64_t offset, double a, double b) {
-  uint32_t r[4];
   STRATA_GRID_STRIDE_LOOP(i, n) {
-    const uint64_t counter = offset + uint64_t(i);
-    double v;
-    if (dist == RandomDistribution::kUniform) {
-      cuda::philox::block(counter, 0, seed, r);
-      v = __dadd_rn(a, __dmul_rn(b - a, cuda::philox::to_unit_double(r[0], r[1])));
-      if (v >= b) v = a;  // guard the open upper bound after rounding
-    } else if (dist == RandomDistribution::kNormal) {
-      cuda::philox::block(counter, 0, seed, r);
-      v = __dadd_rn(a, __dmul_rn(b, normal_from_block(r)));
-    } else {
-      // Truncated normal: redraw (a new block per attempt) until within two stddevs.
-      double z = 0;
-      for (uint64_t attempt = 0; attempt < 1000; ++attempt) {
-        cuda::philox::block(counter, attempt, seed, r);
-        z = normal_from_block(r);
-        if (fabs(z) <= 2.0) break;
-      }
-      if (fabs(z) > 2.0) z = 0;  // probability ~1e-1300: unreachable in practice
-      v = __dadd_rn(a, __dmul_rn(b, z));
-    }
-    out[i] = from_acc<T>(v);
+    out[i] = from_acc<T>(kernels_math::random_value(dist, offset + uint64_t(i), seed, a, b));
   }
 }
 
@@ -72,10 +41,8 @@ template <typename T>
 __global__ void dropout_mask_kernel(T* mask, int64_t n, float rate, uint64_t seed,
                                     uint64_t offset, double scale) {
   const T keep = from_acc<T>(scale), drop = from_acc<T>(0.0);
-  uint32_t r[4];
   STRATA_GRID_STRIDE_LOOP(i, n) {
-    cuda::philox::block(offset + uint64_t(i), 0, seed, r);
-    mask[i] = cuda::philox::to_unit_float(r[0]) >= rate ? keep : drop;
+    mask[i] = kernels_math::dropout_keeps(offset + uint64_t(i), seed, rate) ? keep : drop;
   }
 }
 

@@ -74,7 +74,7 @@ __device__ __forceinline__ auto unary_value(C v) {
     using M = Math<C>;
     if constexpr (Op == UnaryOp::kNeg) return -v;
     else if constexpr (Op == UnaryOp::kAbs) return M::abs(v);
-    else if constexpr (Op == UnaryOp::kSign) return v != v ? v : C((v > 0) - (v < 0));
+    else if constexpr (Op == UnaryOp::kSign) return kernels_math::sign_of(v);
     else if constexpr (Op == UnaryOp::kExp) return M::exp(v);
     else if constexpr (Op == UnaryOp::kLog) return M::log(v);
     else if constexpr (Op == UnaryOp::kLog1p) return M::log1p(v);
@@ -93,13 +93,10 @@ __device__ __forceinline__ auto unary_value(C v) {
     else return M::rint(v);  // kRound: half to even, as TensorFlow's round
   } else {
     // uint8 has no negative values: abs is the identity and sign 0 or 1.
-    constexpr bool kSigned = std::is_signed_v<C>;
-    if constexpr (Op == UnaryOp::kNeg) return cuda::wrap_neg(v);
-    else if constexpr (Op == UnaryOp::kAbs && kSigned) return v < C(0) ? cuda::wrap_neg(v) : v;
-    else if constexpr (Op == UnaryOp::kAbs) return v;
-    else if constexpr (Op == UnaryOp::kSign && kSigned) return C((v > 0) - (v < 0));
-    else if constexpr (Op == UnaryOp::kSign) return C(v > 0);
-    else if constexpr (Op == UnaryOp::kSquare) return cuda::wrap_mul(v, v);
+    if constexpr (Op == UnaryOp::kNeg) return kernels_math::wrap_neg(v);
+    else if constexpr (Op == UnaryOp::kAbs) return kernels_math::wrap_abs(v);
+    else if constexpr (Op == UnaryOp::kSign) return kernels_math::sign_of(v);
+    else if constexpr (Op == UnaryOp::kSquare) return kernels_math::wrap_mul(v, v);
     else return v;  // kFloor, kCeil, kRound: integers are already whole
   }
 }
@@ -152,13 +149,12 @@ void unary_typed(UnaryOp op, const Tensor& x, Tensor& out) {
 
 // ---- clip ------------------------------------------------------------------------------------
 
-// v < lo ? lo : (v > hi ? hi : v) in the compute type: NaN passes through (both tests false).
+// clip_to in the compute type: NaN passes through.
 template <typename T>
 struct ClipFn {
   acc_t<T> lo, hi;
   __device__ __forceinline__ T operator()(T x) const {
-    const acc_t<T> v = cuda::to_acc(x);
-    return convert<T>(v < lo ? lo : (v > hi ? hi : v));
+    return convert<T>(kernels_math::clip_to(cuda::to_acc(x), lo, hi));
   }
 };
 
@@ -191,7 +187,8 @@ void CudaBackend::clip(const Tensor& x, double lo, double hi, Tensor& out) {
   cuda::visit_cuda_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     using C = acc_t<T>;
-    const ClipFn<T> f{cuda::convert_from_double<C>(lo), cuda::convert_from_double<C>(hi)};
+    const ClipFn<T> f{kernels_math::convert_from_double<C>(lo),
+                      kernels_math::convert_from_double<C>(hi)};
     launch_map<T, T>(x, out, f, "clip_by_value");
   });
 }

@@ -1,28 +1,75 @@
 // Fused optimizer updates on the GPU: each variable's value and slots are read and written once,
-// by one kernel, with the CPU kernel's arithmetic (optimizer_rules.cuh). Like the CPU kernel,
-// float32 only.
+// by one kernel, with the CPU kernel's rules and scalars (framework/kernels_math/
+// optimizer_rules.h, one copy for both backends). Like the CPU kernel, float32 only.
 //
 // optimizer_update_many updates a list of variables that share one update's hyper-parameters
 // with multi-tensor launches, as PyTorch's multi_tensor_apply does: a table of up to
 // kMaxTensors variables' pointers and sizes travels in the kernel's arguments, the variables are
 // cut into chunks of kChunk elements, and each block of the launch updates one chunk (the table
 // says which). A model's hundred small weights then cost a couple of launches, not a hundred.
-#include <cmath>
-#include <limits>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include "framework/cuda/cuda_backend.h"
 #include "framework/cuda/kernel_utils.cuh"
-#include "framework/cuda/optimizer_rules.cuh"
+#include "framework/kernels_math/optimizer_rules.h"
 
 namespace strata {
 namespace {
 
-using cuda::optim::Rule;
-using cuda::optim::Scalars;
-using cuda::optim::VarPointers;
+using Scalars = kernels_math::OptimizerScalars;
+
+// Which loop runs: the kind with its options folded in, so no loop carries a per-element branch.
+enum class Rule : uint8_t {
+  kSGD, kSGDMomentum, kSGDNesterov, kAdam, kAdamAmsgrad,
+  kRMSprop, kRMSpropCentered, kRMSpropMomentum, kRMSpropCenteredMomentum, kAdagrad,
+};
+
+// One variable's memory. The slots in the rule's order: SGD [momentum]; Adam [m, v, vhat];
+// RMSprop [rms, mg, momentum] where the absent ones are null; Adagrad [accumulator].
+struct VarPointers {
+  float* w;
+  const float* g;
+  float* s[3];
+};
+
+// Updates element i of one variable and its slots with the shared rule. Slots the rule does not
+// use are neither read nor written (their pointers may be null).
+template <Rule R>
+__device__ __forceinline__ void update_element(const Scalars& c, const VarPointers& p, int64_t i) {
+  namespace km = kernels_math;
+  const float w = p.w[i], g = p.g[i];
+  if constexpr (R == Rule::kSGD) {
+    p.w[i] = km::sgd_rule(w, g, c);
+  } else if constexpr (R == Rule::kSGDMomentum || R == Rule::kSGDNesterov) {
+    float m = p.s[0][i];
+    p.w[i] = km::sgd_momentum_rule<R == Rule::kSGDNesterov>(w, g, m, c);
+    p.s[0][i] = m;
+  } else if constexpr (R == Rule::kAdam || R == Rule::kAdamAmsgrad) {
+    constexpr bool kAmsgrad = R == Rule::kAdamAmsgrad;
+    float m = p.s[0][i], v = p.s[1][i], vhat = 0.0f;
+    if constexpr (kAmsgrad) vhat = p.s[2][i];
+    p.w[i] = km::adam_rule<kAmsgrad>(w, g, m, v, vhat, c);
+    p.s[0][i] = m;
+    p.s[1][i] = v;
+    if constexpr (kAmsgrad) p.s[2][i] = vhat;
+  } else if constexpr (R == Rule::kAdagrad) {
+    float acc = p.s[0][i];
+    p.w[i] = km::adagrad_rule(w, g, acc, c);
+    p.s[0][i] = acc;
+  } else {  // the four RMSprop rules
+    constexpr bool kCentered = R == Rule::kRMSpropCentered || R == Rule::kRMSpropCenteredMomentum;
+    constexpr bool kMomentum = R == Rule::kRMSpropMomentum || R == Rule::kRMSpropCenteredMomentum;
+    float rms = p.s[0][i], mg = 0.0f, mom = 0.0f;
+    if constexpr (kCentered) mg = p.s[1][i];
+    if constexpr (kMomentum) mom = p.s[2][i];
+    p.w[i] = km::rmsprop_rule<kCentered, kMomentum>(w, g, rms, mg, mom, c);
+    p.s[0][i] = rms;
+    if constexpr (kCentered) p.s[1][i] = mg;
+    if constexpr (kMomentum) p.s[2][i] = mom;
+  }
+}
 
 constexpr int kThreads = 512;
 constexpr int kMaxTensors = 36;     // variables per multi-tensor launch
@@ -42,7 +89,7 @@ static_assert(sizeof(TensorTable) + sizeof(Scalars) <= 4096, "kernel arguments o
 
 template <Rule R>
 __global__ void update_kernel(Scalars c, VarPointers p, int64_t n) {
-  STRATA_GRID_STRIDE_LOOP(i, n) cuda::optim::update_element<R>(c, p, i);
+  STRATA_GRID_STRIDE_LOOP(i, n) update_element<R>(c, p, i);
 }
 
 template <Rule R>
@@ -53,7 +100,7 @@ __global__ void update_many_kernel(Scalars c, TensorTable table) {
   const int64_t end = start + kChunk < n ? start + kChunk : n;
   const VarPointers p = table.vars[t];
   for (int64_t i = start + threadIdx.x; i < end; i += blockDim.x) {
-    cuda::optim::update_element<R>(c, p, i);
+    update_element<R>(c, p, i);
   }
 }
 
@@ -90,39 +137,6 @@ Rule rule_of(const OptimizerUpdate& u) {
   return Rule::kSGD;
 }
 
-// Slot layout documented at Backend::optimizer_update.
-size_t expected_slots(const OptimizerUpdate& u) {
-  switch (u.kind) {
-    case OptimizerKind::kSGD: return u.momentum > 0 ? 1 : 0;
-    case OptimizerKind::kAdam:
-    case OptimizerKind::kAdamW: return u.amsgrad ? 3 : 2;
-    case OptimizerKind::kRMSprop: return 1 + (u.centered ? 1 : 0) + (u.momentum > 0 ? 1 : 0);
-    case OptimizerKind::kAdagrad: return 1;
-  }
-  return 0;
-}
-
-// The step's scalars, computed exactly as cpu_optimizer.cc computes them.
-Scalars scalars_of(const OptimizerUpdate& u) {
-  Scalars c{};
-  c.scale = u.grad_scale;
-  c.bound = u.clip_value > 0 ? u.clip_value : std::numeric_limits<float>::infinity();
-  c.keep = 1.0f - u.learning_rate * u.weight_decay;
-  c.lr = u.learning_rate;
-  c.momentum = u.momentum;
-  // Bias corrections in double: beta^t for large t underflows gracefully to 0.
-  const double t = double(u.step);
-  const double correction =
-      std::sqrt(1.0 - std::pow(double(u.beta_2), t)) / (1.0 - std::pow(double(u.beta_1), t));
-  c.alpha = float(double(u.learning_rate) * correction);
-  c.one_minus_b1 = 1.0f - u.beta_1;
-  c.one_minus_b2 = 1.0f - u.beta_2;
-  c.rho = u.rho;
-  c.one_minus_rho = 1.0f - u.rho;
-  c.eps = u.epsilon;
-  return c;
-}
-
 void check_float32(const char* what, const Tensor& t) {
   if (t.dtype() != DType::kFloat32) {
     throw DTypeError(std::string("optimizer_update: the CUDA kernel supports float32 only; ") +
@@ -137,7 +151,7 @@ VarPointers pointers_of(const OptimizerUpdate& u, Tensor& var, const Tensor& gra
   check_float32("the gradient", grad);
   for (const Tensor& s : slots) check_float32("a slot variable", s);
   STRATA_CHECK(grad.numel() == var.numel());
-  STRATA_CHECK(slots.size() == expected_slots(u));
+  STRATA_CHECK(slots.size() == kernels_math::optimizer_slot_count(u));
   STRATA_CHECK(grad.device() == var.device());
   for (const Tensor& s : slots) {
     STRATA_CHECK(s.numel() == var.numel());
@@ -207,7 +221,7 @@ void CudaBackend::optimizer_update(const OptimizerUpdate& u, Tensor& var, const 
   const VarPointers p = pointers_of(u, var, grad, slots);
   const int64_t n = var.numel();
   if (n == 0) return;
-  const Scalars c = scalars_of(u);
+  const Scalars c = kernels_math::optimizer_scalars(u);
   cuda::DeviceGuard guard(var.device());
   cudaStream_t stream = cuda::stream(var.device());
   with_rule(rule_of(u), [&](auto rule) {
@@ -233,7 +247,7 @@ void CudaBackend::optimizer_update_many(const OptimizerUpdate& u, const std::vec
     sizes.push_back(vars[i]->numel());
   }
   // Chunk indices are int32 in the table: 2^31 chunks of 2^16 elements is far beyond any GPU.
-  const Scalars c = scalars_of(u);
+  const Scalars c = kernels_math::optimizer_scalars(u);
   cuda::DeviceGuard guard(device);
   with_rule(rule_of(u), [&](auto rule) {
     launch_many<decltype(rule)::value>(c, pointers, sizes, device);

@@ -28,6 +28,7 @@
 #include "framework/cuda/cuda_backend.h"
 #include "framework/cuda/cuda_context.h"
 #include "framework/cuda/dnn_helpers.h"
+#include "framework/cuda/dnn_scaling.h"
 #include "framework/cuda/library_handles.h"
 #include "framework/cuda/plan_cache.h"
 
@@ -157,16 +158,6 @@ void single_row_backward(const Tensor& dy, Tensor& dx, Tensor& dgamma, Tensor& d
   cuda::convert_floating(dy, dbeta);
 }
 
-// cuDNN's scaling factors: double for float64 data, float otherwise.
-struct Scaling {
-  double one_d = 1.0, zero_d = 0.0;
-  float one_f = 1.0f, zero_f = 0.0f;
-  bool is_double;
-  explicit Scaling(DType dtype) : is_double(dtype == DType::kFloat64) {}
-  const void* one() const { return is_double ? static_cast<const void*>(&one_d) : &one_f; }
-  const void* zero() const { return is_double ? static_cast<const void*>(&zero_d) : &zero_f; }
-};
-
 }  // namespace
 
 Tensor CudaBackend::batch_norm_training(const Tensor& x, const Tensor& gamma, const Tensor& beta,
@@ -194,7 +185,7 @@ Tensor CudaBackend::batch_norm_training(const Tensor& x, const Tensor& gamma, co
   zero_fill(running_var);
   Tensor saved_mean = Tensor::empty(Shape{s.c}, pdt, x.device());
   Tensor saved_inv_std = Tensor::empty(Shape{s.c}, pdt, x.device());
-  const Scaling scale(x.dtype());
+  const cuda::Scaling scale(x.dtype());
   STRATA_CUDNN_CHECK(cudnnBatchNormalizationForwardTraining(
                          cuda::cudnn_handle(x.device()), plan->mode, scale.one(), scale.zero(),
                          plan->x, x.raw_data(), plan->x, y.raw_data(), plan->params, g.raw_data(),
@@ -222,7 +213,7 @@ void CudaBackend::batch_norm_inference(const Tensor& x, const Tensor& gamma, con
   const auto plan = get_plan(x, s, CUDNN_BATCHNORM_SPATIAL, op);
   const Tensor g = as_param(gamma, pdt), b = as_param(beta, pdt);
   const Tensor m = as_param(mean, pdt), v = as_param(variance, pdt);
-  const Scaling scale(x.dtype());
+  const cuda::Scaling scale(x.dtype());
   STRATA_CUDNN_CHECK(cudnnBatchNormalizationForwardInference(
                          cuda::cudnn_handle(x.device()), plan->mode, scale.one(), scale.zero(),
                          plan->x, x.raw_data(), plan->x, y.raw_data(), plan->params, g.raw_data(),
@@ -265,7 +256,7 @@ void CudaBackend::batch_norm_backward(const Tensor& x, const Tensor& dy, const T
   Tensor inv_std = Tensor::empty(Shape{s.c}, pdt, x.device());
   cuda::inverse_std(variance, double(epsilon), inv_std);
   Tensor dg = param_output(dgamma, pdt), db = param_output(dbeta, pdt);
-  const Scaling scale(x.dtype());
+  const cuda::Scaling scale(x.dtype());
   STRATA_CUDNN_CHECK(cudnnBatchNormalizationBackward(
                          cuda::cudnn_handle(x.device()), plan->mode, scale.one(), scale.zero(),
                          scale.one(), scale.zero(), plan->x, x.raw_data(), plan->x,

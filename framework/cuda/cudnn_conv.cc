@@ -29,6 +29,7 @@
 #include "framework/cuda/cuda_backend.h"
 #include "framework/cuda/cuda_context.h"
 #include "framework/cuda/dnn_helpers.h"
+#include "framework/cuda/dnn_scaling.h"
 #include "framework/cuda/library_handles.h"
 #include "framework/cuda/plan_cache.h"
 
@@ -414,16 +415,6 @@ Tensor workspace_for(const ConvPlan& plan, Device device) {
 
 void* ptr_or_null(const Tensor& t) { return t.defined() ? t.raw_data() : nullptr; }
 
-// cuDNN's scaling factors: double for float64 data, float otherwise.
-struct Scaling {
-  double one_d = 1.0, zero_d = 0.0;
-  float one_f = 1.0f, zero_f = 0.0f;
-  bool is_double;
-  explicit Scaling(DType dtype) : is_double(dtype == DType::kFloat64) {}
-  const void* one() const { return is_double ? static_cast<const void*>(&one_d) : &one_f; }
-  const void* zero() const { return is_double ? static_cast<const void*>(&zero_d) : &zero_f; }
-};
-
 void zero_fill(Tensor& t) {
   STRATA_CUDA_CHECK(cudaMemsetAsync(t.raw_data(), 0, t.nbytes(), cuda::stream(t.device())),
                     t.device().index);
@@ -448,7 +439,7 @@ void CudaBackend::conv2d_forward(const Tensor& x, const Tensor& w, const Conv2DP
                                  s.device);
   });
   const Tensor workspace = workspace_for(*plan, s.device);
-  const Scaling scale(s.dtype);
+  const cuda::Scaling scale(s.dtype);
   STRATA_CUDNN_CHECK(cudnnConvolutionForward(handle, scale.one(), plan->x, xc.raw_data(), plan->w,
                                              wc.raw_data(), plan->conv,
                                              cudnnConvolutionFwdAlgo_t(plan->algo),
@@ -479,7 +470,7 @@ void CudaBackend::conv2d_backward_data(const Tensor& dy, const Tensor& w, const 
                                       {dxc.raw_data(), wc.raw_data(), dyc.raw_data()}, s.device);
   });
   const Tensor workspace = workspace_for(*plan, s.device);
-  const Scaling scale(s.dtype);
+  const cuda::Scaling scale(s.dtype);
   STRATA_CUDNN_CHECK(cudnnConvolutionBackwardData(handle, scale.one(), plan->w, wc.raw_data(),
                                                   plan->y, dyc.raw_data(), plan->conv,
                                                   cudnnConvolutionBwdDataAlgo_t(plan->algo),
@@ -507,7 +498,7 @@ void CudaBackend::conv2d_backward_filter(const Tensor& x, const Tensor& dy, cons
                                         {xc.raw_data(), dwc.raw_data(), dyc.raw_data()}, s.device);
   });
   const Tensor workspace = workspace_for(*plan, s.device);
-  const Scaling scale(s.dtype);
+  const cuda::Scaling scale(s.dtype);
   STRATA_CUDNN_CHECK(cudnnConvolutionBackwardFilter(handle, scale.one(), plan->x, xc.raw_data(),
                                                     plan->y, dyc.raw_data(), plan->conv,
                                                     cudnnConvolutionBwdFilterAlgo_t(plan->algo),

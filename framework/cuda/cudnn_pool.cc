@@ -19,6 +19,7 @@
 #include "framework/cuda/cuda_backend.h"
 #include "framework/cuda/cuda_context.h"
 #include "framework/cuda/dnn_helpers.h"
+#include "framework/cuda/dnn_scaling.h"
 #include "framework/cuda/library_handles.h"
 #include "framework/cuda/plan_cache.h"
 
@@ -115,16 +116,6 @@ PoolSetup setup(PoolKind kind, const Tensor& x_like, const Tensor& y_like, const
   return s;
 }
 
-// cuDNN's scaling factors: double for float64 data, float otherwise.
-struct Scaling {
-  double one_d = 1.0, zero_d = 0.0;
-  float one_f = 1.0f, zero_f = 0.0f;
-  bool is_double;
-  explicit Scaling(DType dtype) : is_double(dtype == DType::kFloat64) {}
-  const void* one() const { return is_double ? static_cast<const void*>(&one_d) : &one_f; }
-  const void* zero() const { return is_double ? static_cast<const void*>(&zero_d) : &zero_f; }
-};
-
 // x with the asymmetric excess padded by -inf (max pooling only), or x itself.
 Tensor padded_for_max(const Tensor& x, const PoolSetup& s) {
   if (!s.pad.asymmetric()) return x;
@@ -146,7 +137,7 @@ Tensor CudaBackend::pool2d_forward(PoolKind kind, const Tensor& x, const Pool2DP
   }
   const Tensor xin = kind == PoolKind::kMax ? padded_for_max(x, s) : x;
   const auto plan = plan_cache().get(s.key, [&] { return make_plan(s.key, "pool2d"); });
-  const Scaling scale(x.dtype());
+  const cuda::Scaling scale(x.dtype());
   STRATA_CUDNN_CHECK(cudnnPoolingForward(cuda::cudnn_handle(y.device()), plan->pool, scale.one(),
                                          plan->x, xin.raw_data(), scale.zero(), plan->y,
                                          y.raw_data()),
@@ -177,7 +168,7 @@ void CudaBackend::pool2d_backward(PoolKind kind, const Tensor& x, const Tensor& 
                                          dx.device())
                          : dx;
   const auto plan = plan_cache().get(s.key, [&] { return make_plan(s.key, "pool2d_backward"); });
-  const Scaling scale(dx.dtype());
+  const cuda::Scaling scale(dx.dtype());
   STRATA_CUDNN_CHECK(cudnnPoolingBackward(cuda::cudnn_handle(dx.device()), plan->pool, scale.one(),
                                           plan->y, y.raw_data(), plan->y, dy.raw_data(), plan->x,
                                           xin.raw_data(), scale.zero(), plan->x,

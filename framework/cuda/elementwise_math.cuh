@@ -1,8 +1,9 @@
-// Internal to the CUDA backend's elementwise kernels: the scalar semantics the CPU kernels define
-// (cpu_elementwise.cc), written once for the device. Conversions saturate floats going to
-// integers (NaN gives 0); integer arithmetic wraps (computed in the unsigned type); integer
-// division and modulo are Python's floor forms, with x / 0 = x % 0 = 0. So no input is undefined
-// behaviour, and every result equals the CPU's.
+// Internal to the CUDA backend's elementwise kernels: what the device needs besides the scalar
+// rules it shares with the CPU (framework/kernels_math/elementwise_rules.h: wrapping integer
+// arithmetic, Python's floor division and modulo, saturating conversions, NaN propagation):
+// the conversion between the device's storage types (__half, __nv_bfloat16) and the float
+// math functions by compute type. So no input is undefined behaviour, and every result equals
+// the CPU's.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -11,6 +12,7 @@
 #include <type_traits>
 
 #include "framework/cuda/kernel_utils.cuh"
+#include "framework/kernels_math/elementwise_rules.h"
 
 namespace strata::cuda {
 
@@ -30,96 +32,11 @@ __device__ __forceinline__ To convert(From v) {
     } else if constexpr (kIsHalfLike<To>) {
       return from_acc<To>(float(c));
     } else if constexpr (std::is_floating_point_v<F> && std::is_integral_v<To>) {
-      if (!(c == c)) return To(0);
-      if (c <= F(std::numeric_limits<To>::lowest())) return std::numeric_limits<To>::lowest();
-      if (c >= F(std::numeric_limits<To>::max())) return std::numeric_limits<To>::max();
-      return To(c);
+      return kernels_math::saturate_to_integer<To>(c);
     } else {
       return static_cast<To>(c);  // integer narrowing keeps the low bits, as C++20 defines
     }
   }
-}
-
-// The same conversion from a host double, for scalars computed on the host (clip bounds).
-template <typename C>
-C convert_from_double(double v) {
-  if constexpr (std::is_same_v<C, bool>) {
-    return v != 0.0;
-  } else if constexpr (std::is_floating_point_v<C>) {
-    return static_cast<C>(v);
-  } else {
-    if (!(v == v)) return C(0);
-    if (v <= double(std::numeric_limits<C>::lowest())) return std::numeric_limits<C>::lowest();
-    if (v >= double(std::numeric_limits<C>::max())) return std::numeric_limits<C>::max();
-    return C(v);
-  }
-}
-
-// ---- wrapping integer arithmetic (signed overflow would be undefined behaviour) ------------
-
-template <typename C>
-__device__ __forceinline__ C wrap_add(C a, C b) {
-  using U = std::make_unsigned_t<C>;
-  return C(U(U(a) + U(b)));
-}
-template <typename C>
-__device__ __forceinline__ C wrap_sub(C a, C b) {
-  using U = std::make_unsigned_t<C>;
-  return C(U(U(a) - U(b)));
-}
-template <typename C>
-__device__ __forceinline__ C wrap_mul(C a, C b) {
-  using U = std::make_unsigned_t<C>;
-  return C(U(U(a) * U(b)));
-}
-template <typename C>
-__device__ __forceinline__ C wrap_neg(C a) {
-  return wrap_sub(C(0), a);
-}
-
-// Python-style floor division and modulo on integers; x / 0 and x % 0 give 0.
-template <typename C>
-__device__ __forceinline__ C int_floordiv(C a, C b) {
-  if (b == 0) return 0;
-  if constexpr (std::is_signed_v<C>) {
-    if (b == -1) return wrap_neg(a);  // min / -1 overflows
-    C q = C(a / b);
-    if (a % b != 0 && ((a < 0) != (b < 0))) --q;
-    return q;
-  } else {
-    return C(a / b);
-  }
-}
-template <typename C>
-__device__ __forceinline__ C int_floormod(C a, C b) {
-  if (b == 0) return 0;
-  if constexpr (std::is_signed_v<C>) {
-    if (b == -1) return 0;
-    C r = C(a % b);
-    if (r != 0 && ((r < 0) != (b < 0))) r = C(r + b);
-    return r;
-  } else {
-    return C(a % b);
-  }
-}
-// Integer power by squaring, wrapping; a negative exponent leaves only |base| == 1 non-zero.
-template <typename C>
-__device__ __forceinline__ C int_pow(C base, C exponent) {
-  if constexpr (std::is_signed_v<C>) {
-    if (exponent < 0) {
-      if (base == 1) return 1;
-      if (base == -1) return (exponent & 1) ? C(-1) : C(1);
-      return 0;
-    }
-  }
-  using U = std::make_unsigned_t<C>;
-  U result = 1, b = U(base), e = U(exponent);
-  while (e != 0) {
-    if (e & 1u) result = U(result * b);
-    b = U(b * b);
-    e = U(e >> 1);
-  }
-  return C(result);
 }
 
 // ---- floating-point math in the compute type (float or double) -----------------------------
@@ -164,13 +81,5 @@ struct Math<double> {
   static __device__ __forceinline__ double pow(double a, double b) { return ::pow(a, b); }
   static __device__ __forceinline__ double fmod(double a, double b) { return ::fmod(a, b); }
 };
-
-// Python's modulo on floats: the result takes the divisor's sign.
-template <typename C>
-__device__ __forceinline__ C float_floormod(C a, C b) {
-  C r = Math<C>::fmod(a, b);
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
-  return r;
-}
 
 }  // namespace strata::cuda

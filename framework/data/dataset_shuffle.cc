@@ -10,6 +10,7 @@
 
 #include "framework/data/dataset_ops.h"
 #include "framework/core/random.h"
+#include "framework/kernels_math/philox.h"
 
 namespace strata::data {
 namespace {

@@ -1,6 +1,7 @@
 #include "layers/preprocessing/preprocessing_utils.h"
 
 #include "framework/core/random.h"
+#include "framework/kernels_math/philox.h"
 
 namespace strata::preprocessing {
 

@@ -11,6 +11,7 @@
 #include <strata/strata.h>
 
 #include "framework/backend/kernel_params.h"
+#include "framework/kernels_math/optimizer_rules.h"
 
 namespace strata::testing {
 
@@ -19,17 +20,8 @@ struct UpdateCase {
   OptimizerUpdate u;
 };
 
-// Slot count of Backend::optimizer_update's layout.
-inline size_t slot_count(const OptimizerUpdate& u) {
-  switch (u.kind) {
-    case OptimizerKind::kSGD: return u.momentum > 0 ? 1 : 0;
-    case OptimizerKind::kAdam:
-    case OptimizerKind::kAdamW: return u.amsgrad ? 3 : 2;
-    case OptimizerKind::kRMSprop: return 1 + (u.centered ? 1 : 0) + (u.momentum > 0 ? 1 : 0);
-    case OptimizerKind::kAdagrad: return 1;
-  }
-  return 0;
-}
+// Slot count of Backend::optimizer_update's layout: the backends' own (one copy for CPU and CUDA).
+inline size_t slot_count(const OptimizerUpdate& u) { return kernels_math::optimizer_slot_count(u); }
 
 inline std::vector<UpdateCase> update_cases() {
   std::vector<UpdateCase> cases;

@@ -1,24 +1,27 @@
-// Internal to the CUDA backend: the device copy of the CPU's Philox-4x32-10 generator
-// (framework/core/random.cc) and of its float conversions (random.h). Both sides must produce
-// the same bits for the same (counter, key), so that a seed draws the same numbers on any
-// device: change one only together with the other.
+// Internal: Philox-4x32-10, the counter-based generator behind every random draw.
+//
+// Number i of a draw is philox::block(offset + i, attempt, seed), so the same seed gives the same
+// numbers on any thread count and any device only if the CPU backend (cpu_creation.cc), the CUDA
+// backend (cuda_creation.cu) and the host-side users (dataset shuffling, image datasets,
+// preprocessing layers) all run this one copy of the round and of the float conversions. The
+// seed and offset bookkeeping (which counters a draw gets) is framework/core/random.h.
 #pragma once
-
-#include <cuda_runtime.h>
 
 #include <cstdint>
 
-namespace strata::cuda::philox {
+#include "framework/kernels_math/host_device.h"
+
+namespace strata::philox {
 
 // One Philox-4x32-10 block: four 32-bit outputs for a 128-bit counter and a 64-bit key.
-__device__ __forceinline__ void block(uint64_t counter_lo, uint64_t counter_hi, uint64_t key,
-                                      uint32_t out[4]) {
+STRATA_HOST_DEVICE STRATA_INLINE void block(uint64_t counter_lo, uint64_t counter_hi,
+                                            uint64_t key, uint32_t out[4]) {
   constexpr uint32_t kMul0 = 0xD2511F53u, kMul1 = 0xCD9E8D57u;
   constexpr uint32_t kWeyl0 = 0x9E3779B9u, kWeyl1 = 0xBB67AE85u;
   uint32_t c0 = uint32_t(counter_lo), c1 = uint32_t(counter_lo >> 32);
   uint32_t c2 = uint32_t(counter_hi), c3 = uint32_t(counter_hi >> 32);
   uint32_t k0 = uint32_t(key), k1 = uint32_t(key >> 32);
-#pragma unroll
+  STRATA_UNROLL
   for (int round = 0; round < 10; ++round) {
     // 32 x 32 -> 64-bit products: the high word feeds the next round, the low word is kept.
     const uint64_t p0 = uint64_t(kMul0) * c0;
@@ -35,13 +38,13 @@ __device__ __forceinline__ void block(uint64_t counter_lo, uint64_t counter_hi, 
 }
 
 // Uniform float in [0, 1) from 32 random bits: 24 bits times 2^-24, exact (never 1.0).
-__device__ __forceinline__ float to_unit_float(uint32_t bits) {
+STRATA_HOST_DEVICE STRATA_INLINE float to_unit_float(uint32_t bits) {
   return float(bits >> 8) * (1.0f / 16777216.0f);
 }
 
 // Uniform double in [0, 1) from 64 random bits: 53 bits times 2^-53, exact.
-__device__ __forceinline__ double to_unit_double(uint32_t hi, uint32_t lo) {
+STRATA_HOST_DEVICE STRATA_INLINE double to_unit_double(uint32_t hi, uint32_t lo) {
   return double((uint64_t(hi) << 21) ^ (lo >> 11)) * (1.0 / 9007199254740992.0);
 }
 
-}  // namespace strata::cuda::philox
+}  // namespace strata::philox
