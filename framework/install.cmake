@@ -32,11 +32,12 @@ install(TARGETS strata EXPORT StrataTargets
 # The public API is what the umbrella headers reach, and only that: framework/include/strata/*.h
 # (strata.h and the area umbrellas it includes) and every header they include, transitively.
 # A header no umbrella reaches is internal and stays out of the install. Folders that are
-# internal as a whole (the backends' cpu/ and cuda/, the collectives' gloo/ and nccl/, the
-# parameter server's wire/, the vendored include/) must never be reached: configuring fails
-# naming the include that reaches one, as it does for a header that says it is internal.
+# internal as a whole (the backends' cpu/ and cuda/ and the math they share, kernels_math/; the
+# collectives' gloo/ and nccl/; the parameter server's wire/; the vendored include/) must never
+# be reached: configuring fails naming the include that reaches one, as it does for a header
+# that says it is internal.
 # tests/install/ compiles every installed header alone and the README's examples against it.
-set(STRATA_INTERNAL_FOLDERS "(^|/)(cpu|cuda|gloo|nccl|wire|include)/")
+set(STRATA_INTERNAL_FOLDERS "(^|/)(cpu|cuda|kernels_math|gloo|nccl|wire|include)/")
 file(GLOB STRATA_UMBRELLAS RELATIVE ${PROJECT_SOURCE_DIR}/framework/include
      ${PROJECT_SOURCE_DIR}/framework/include/strata/*.h)
 set(STRATA_PUBLIC_HEADERS "")
