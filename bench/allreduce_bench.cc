@@ -2,8 +2,9 @@
 // GlooCommunicator (--impl strata) or through Gloo itself, as a program written straight against
 // libgloo would do it (--impl gloo: FileStore + connectFullMesh + gloo::allreduce on the
 // buffer), or both in the same processes, their timed loops interleaved (--impl both: the fair
-// comparison on a shared machine). One process per rank, all started alike (bench/allreduce_compare.sh does, and runs
-// bench/reference/torch_allreduce.py, PyTorch's Gloo backend, the same way):
+// comparison on a shared machine). One process per rank, all started alike
+// (bench/allreduce_compare.sh does, and runs bench/reference/torch_allreduce.py, PyTorch's Gloo
+// backend, the same way):
 //
 //   strata_allreduce_bench --impl both --rank 0 --world 2 --dir /tmp/ar &
 //   strata_allreduce_bench --impl both --rank 1 --world 2 --dir /tmp/ar

@@ -1,8 +1,8 @@
 // The apps' flags for securing a multi-process job (strata::distribute::JobSecurity,
-// distribute/cluster/job_security.h): --job_token_file, --tls_cert_file, --tls_key_file, --tls_ca_file
-// and --bind_host. Each overrides its environment variable (STRATA_JOB_TOKEN_FILE, ...); one
-// left empty keeps the variable's value, so strata-launch's token reaches an app through the
-// environment.
+// distribute/cluster/job_security.h): --job_token_file, --tls_cert_file, --tls_key_file,
+// --tls_ca_file and --bind_host. Each overrides its environment variable (STRATA_JOB_TOKEN_FILE,
+// ...); one left empty keeps the variable's value, so strata-launch's token reaches an app through
+// the environment.
 #pragma once
 
 #include "distribute/cluster/job_security.h"

@@ -1,7 +1,8 @@
 // strata-launch: starts the tasks of a multi-process job on this machine, each with its
 // TF_CONFIG, as a cluster manager would on several (Kubeflow's TFJob, Slurm):
 //
-//   strata-launch --workers 2 -- build/apps/mnist/mnist --distribution_strategy multi_worker_mirrored
+//   strata-launch --workers 2 -- build/apps/mnist/mnist --distribution_strategy
+// multi_worker_mirrored
 //   strata-launch --workers 2 --ps 1 --chief -- build/apps/resnet_cifar/resnet_cifar ...
 //
 // Ports are free ones the system picks (or --port_base, --port_base + 1, ...); each task's output

@@ -1,6 +1,7 @@
 // NCCL behind the CommunicatorGroup interface, without NCCL headers: implemented in
-// distribute/collectives/nccl/ (nccl_group.cc, nccl_cross_process_group.cc) when Strata is built with NCCL,
-// by nccl_unavailable.cc otherwise; the store exchange (nccl_unique_id.cc) is in every build.
+// distribute/collectives/nccl/ (nccl_group.cc, nccl_cross_process_group.cc) when Strata is built
+// with NCCL, by nccl_unavailable.cc otherwise; the store exchange (nccl_unique_id.cc) is in every
+// build.
 #pragma once
 
 #include <chrono>

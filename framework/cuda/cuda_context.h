@@ -1,6 +1,6 @@
 // Internal to the CUDA backend: error checks, the per-device compute streams and the device
-// guard every kernel file uses. Only files in framework/cuda/ (and distribute/collectives/nccl/) include
-// this header; it pulls in the CUDA runtime API.
+// guard every kernel file uses. Only files in framework/cuda/ (and distribute/collectives/nccl/)
+// include this header; it pulls in the CUDA runtime API.
 //
 // One compute stream per device, shared by every thread that works on that device: kernels of
 // one device run in the order they were queued, so a buffer freed after queuing its last kernel

@@ -2,8 +2,8 @@
 // them (see framework/backend/lazy_library.h), so a CUDA build runs on machines without them and
 // a CPU run does not map them. cublaslt_forwarders.cc and cudnn_forwarders.cc define the library
 // functions Strata calls, each forwarding to the loaded library; NCCL's are in
-// distribute/collectives/nccl/nccl_forwarders.cc. cudart stays linked statically: it opens the driver
-// (libcuda) itself, lazily.
+// distribute/collectives/nccl/nccl_forwarders.cc. cudart stays linked statically: it opens the
+// driver (libcuda) itself, lazily.
 #pragma once
 
 #include <string>

@@ -1,6 +1,6 @@
-// Only the job's members steer the job (distribute/cluster/job_security.h): the job token checked by the
-// coordination service, the ps server and the worker server (each refuses an outsider's call as
-// UNAUTHENTICATED naming the caller); the token and TLS files checked when they are read; every
+// Only the job's members steer the job (distribute/cluster/job_security.h): the job token checked
+// by the coordination service, the ps server and the worker server (each refuses an outsider's call
+// as UNAUTHENTICATED naming the caller); the token and TLS files checked when they are read; every
 // server listening on its own task's address unless every interface is asked for.
 //
 // Outsiders are played by gRPC channels of the test's own (job_security_test_util.h): what a

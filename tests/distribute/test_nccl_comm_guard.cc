@@ -1,7 +1,7 @@
-// NcclCommGuard (distribute/collectives/nccl_comm_guard.h): abort() on one thread while another is inside a
-// collective on the same NCCL communicator, or awaiting its outcome, must never let a call reach
-// the communicator after ncclCommAbort freed it, and the collective must fail naming the abort's
-// reason. NCCL is replaced by fakes behind the guard's call table (the seam the real,
+// NcclCommGuard (distribute/collectives/nccl_comm_guard.h): abort() on one thread while another is
+// inside a collective on the same NCCL communicator, or awaiting its outcome, must never let a call
+// reach the communicator after ncclCommAbort freed it, and the collective must fail naming the
+// abort's reason. NCCL is replaced by fakes behind the guard's call table (the seam the real,
 // lazily loaded libnccl sits behind): they count calls, can block, mark a communicator freed by
 // ncclCommAbort / ncclCommDestroy, and record a violation for any later call on it, or for an
 // abort while another call is inside the same communicator. No GPU needed.

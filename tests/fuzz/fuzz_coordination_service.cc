@@ -1,5 +1,5 @@
-// The coordination service (distribute/cluster/coordination/) against whatever a peer may send: each
-// input is a sequence of calls of any of its methods, each with the request's bytes (parsed by
+// The coordination service (distribute/cluster/coordination/) against whatever a peer may send:
+// each input is a sequence of calls of any of its methods, each with the request's bytes (parsed by
 // the service, or refused when they do not parse) and with the job's token, none or a wrong
 // one. The service runs in this process, served once through gRPC's in-process channel; each
 // input gets a fresh job (three tasks: chief 0, worker 0, worker 1) so that inputs do not depend

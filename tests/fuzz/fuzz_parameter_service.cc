@@ -1,5 +1,5 @@
-// The parameter service (distribute/parameter_server/wire/parameter_service.h) as a peer reaches it:
-// a ps task's server, started once in this process on a loopback port with a small message
+// The parameter service (distribute/parameter_server/wire/parameter_service.h) as a peer reaches
+// it: a ps task's server, started once in this process on a loopback port with a small message
 // bound (64 KiB, so no input can legitimately make it allocate much), is sent each input as a
 // sequence of raw request messages through gRPC's generic stub. The bytes are not parsed here:
 // the server's own deserialisation sees them as a peer's bytes.

@@ -1,6 +1,7 @@
-// Internal to distribute/collectives/nccl/: one rank's NCCL communicator and communication stream, and the
-// Communicator on it, shared by NcclGroup (the GPUs of one process) and NcclCrossProcessGroup
-// (one communicator spanning every worker's GPUs); both make them with ncclCommInitRankConfig.
+// Internal to distribute/collectives/nccl/: one rank's NCCL communicator and communication stream,
+// and the Communicator on it, shared by NcclGroup (the GPUs of one process) and
+// NcclCrossProcessGroup (one communicator spanning every worker's GPUs); both make them with
+// ncclCommInitRankConfig.
 //
 // Streams: collectives run on a communication stream per device, so an all-reduce of a gradient
 // bucket overlaps with the backward pass still running on the compute stream. Before a
@@ -25,8 +26,8 @@
 namespace strata::distribute {
 
 // One rank: its device, communication stream and guarded communicator. Every NCCL call on the
-// communicator goes through `guard` (distribute/collectives/nccl_comm_guard.h), so a group's abort() on
-// another thread never frees it under a collective. The communicators are nonblocking
+// communicator goes through `guard` (distribute/collectives/nccl_comm_guard.h), so a group's
+// abort() on another thread never frees it under a collective. The communicators are nonblocking
 // (ncclConfig_t::blocking = 0), which the guard relies on: no call blocks the host.
 struct NcclRank {
   NcclRank(int rank, int world, Device device);

@@ -9,8 +9,8 @@
 // ncclCommInitRankConfig per GPU / ncclGroupEnd. The communicators are nonblocking, so the
 // set-up waits for the other workers at most the timeout and abort() can end it (or a
 // collective waiting for a worker that is gone) from another thread: ncclCommAbort, through
-// each rank's NcclCommGuard (distribute/collectives/nccl_comm_guard.h), so that no replica thread's call
-// ever sees the communicator freed.
+// each rank's NcclCommGuard (distribute/collectives/nccl_comm_guard.h), so that no replica thread's
+// call ever sees the communicator freed.
 // Internal to distribute/ (the header itself includes no NCCL or CUDA header).
 #pragma once
 

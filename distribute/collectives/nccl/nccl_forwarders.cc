@@ -1,7 +1,7 @@
-// NCCL, and the NCCL functions distribute/collectives/nccl/ calls, defined here with C linkage so that Strata
-// links without libnccl: each forwards to the library loaded on first use (nccl_library.h).
-// Exactly the functions Strata calls; a new call to one not listed here is an undefined-symbol
-// error at link time, and its forwarder goes here.
+// NCCL, and the NCCL functions distribute/collectives/nccl/ calls, defined here with C linkage so
+// that Strata links without libnccl: each forwards to the library loaded on first use
+// (nccl_library.h). Exactly the functions Strata calls; a new call to one not listed here is an
+// undefined-symbol error at link time, and its forwarder goes here.
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 

@@ -1,6 +1,7 @@
 // Vendored unchanged (below this comment) from pytorch/gloo at commit 5b14351, the commit that
 // Debian's libgloo-dev 0.0~git20220518.5b14351 packages: the package omits this header, which
-// its gloo/transport/tcp/*.h include. Only distribute/collectives/gloo/gloo_communicator.cc sees this folder.
+// its gloo/transport/tcp/*.h include. Only the two sources of distribute/collectives/gloo/ that
+// include those headers see this folder (distribute/CMakeLists.txt).
 /**
  * Copyright (c) 2019-present, Facebook, Inc.
  * All rights reserved.
