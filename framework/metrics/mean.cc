@@ -77,6 +77,10 @@ void Mean::update_state(const Tensor& values, const Tensor& sample_weight) {
   }
 }
 
+void Mean::update_state(const Tensor& y_true, const Tensor& y_pred, const Tensor& sample_weight) {
+  Metric::update_state(y_true, y_pred, sample_weight);
+}
+
 void Mean::update_state_from(const std::vector<Tensor>& inputs, const Tensor& sample_weight) {
   if (inputs.size() != 1) {
     throw ValueError(who() + ": update_state expects 1 input (values), got " +
@@ -99,6 +103,10 @@ void Sum::update_state(const Tensor& values, const Tensor& sample_weight) {
       who(), to_state(values), sample_weight.defined() ? to_state(sample_weight) : Tensor(),
       /*use_mean=*/false);
   total_->assign_add(reduce_sum(s.values));
+}
+
+void Sum::update_state(const Tensor& y_true, const Tensor& y_pred, const Tensor& sample_weight) {
+  Metric::update_state(y_true, y_pred, sample_weight);
 }
 
 void Sum::update_state_from(const std::vector<Tensor>& inputs, const Tensor& sample_weight) {

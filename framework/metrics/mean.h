@@ -22,6 +22,11 @@ class Mean : public Metric {
 
   // sample_weight: scalar, [N], [N, 1], or any shape that broadcasts onto values' leading axes.
   void update_state(const Tensor& values, const Tensor& sample_weight = Tensor());
+  // Metric's (y_true, y_pred) form, a ValueError for a metric of one input, declared here so
+  // that the form above does not hide it (-Woverloaded-virtual, in clang's -Wall and GCC 13's,
+  // would flag that in every build that includes this header).
+  void update_state(const Tensor& y_true, const Tensor& y_pred,
+                    const Tensor& sample_weight) override;
   void update_state_from(const std::vector<Tensor>& inputs,
                          const Tensor& sample_weight = Tensor()) override;
   Tensor result() const override;  // total / count, 0 before any update
@@ -36,6 +41,9 @@ class Sum : public Metric {
   explicit Sum(std::string name = "sum", DType dtype = float32);
 
   void update_state(const Tensor& values, const Tensor& sample_weight = Tensor());
+  // Metric's (y_true, y_pred) form: a ValueError, as for Mean.
+  void update_state(const Tensor& y_true, const Tensor& y_pred,
+                    const Tensor& sample_weight) override;
   void update_state_from(const std::vector<Tensor>& inputs,
                          const Tensor& sample_weight = Tensor()) override;
   Tensor result() const override;

@@ -79,6 +79,16 @@ TEST(MeanMetric, GenericUpdateForm) {
                            {"'loss'", "1 input"});
   expect_error<ValueError>([&] { base.update_state(ones({2}), ones({2})); },
                            {"'loss'", "values"});
+  // The (y_true, y_pred, sample_weight) form is declared on Mean and Sum too (so that their
+  // (values, sample_weight) form hides nothing): the same error, and two tensors still mean
+  // (values, sample_weight).
+  expect_error<ValueError>([&] { m.update_state(ones({2}), ones({2}), Tensor()); },
+                           {"'loss'", "values"});
+  metrics::Sum sum("total");
+  expect_error<ValueError>([&] { sum.update_state(ones({2}), ones({2}), Tensor()); },
+                           {"'total'", "values"});
+  sum.update_state(tensor({1.0f, 3.0f}), tensor({2.0f, 0.5f}));
+  EXPECT_NEAR(value(sum), 3.5, 1e-6);
 }
 
 TEST(MeanMetricWrapper, MeanOfLossFunction) {
