@@ -44,6 +44,14 @@ Tensor filled(const Shape& shape, double value, DType dtype = DType::kFloat32) {
   return full(shape, value, dtype, Device::cpu());
 }
 
+// The collectives' timeout in on_gloo_ranks unless a test sets another.
+constexpr milliseconds kRanksTimeout{20000};
+
+// The bound on a wait that something other than the timeout must end (abort(), a peer's death):
+// half the operation's own timeout. Not a speed check: it only tells that mechanism apart from
+// the timeout's, with room for a busy CPU.
+double half_of(milliseconds timeout) { return 0.5 * std::chrono::duration<double>(timeout).count(); }
+
 GlooOptions options_with_timeout(milliseconds timeout) {
   GlooOptions o;
   o.timeout = timeout;
@@ -53,7 +61,7 @@ GlooOptions options_with_timeout(milliseconds timeout) {
 // Makes `world` communicators over one store (each on its own thread: the rendezvous needs them
 // all at once) and runs body(rank, communicator) on those threads; rethrows the first error.
 void on_gloo_ranks(int world, const std::function<void(int, GlooCommunicator&)>& body,
-                   GlooOptions options = options_with_timeout(milliseconds(20000))) {
+                   GlooOptions options = options_with_timeout(kRanksTimeout)) {
   InMemoryStore store;
   std::vector<std::thread> threads;
   std::vector<std::exception_ptr> errors(static_cast<size_t>(world));
@@ -268,6 +276,7 @@ TEST(GlooCommunicator, RendezvousTimeoutNamesTheMissingRank) {
     });
   }
   for (auto& t : threads) t.join();
+  // Not a speed check: the 1 s rendezvous timeout ended the wait, not the test's own (ctest's).
   EXPECT_LT(seconds_since(start), 10.0);
   for (int r = 0; r < 2; ++r) {
     EXPECT_NE(errors[size_t(r)].find("worker 2 (localhost:20002) did not show up"),
@@ -309,6 +318,7 @@ TEST(GlooCommunicator, CollectiveTimeoutNamesTheRankThatNeverJoinsThenStaysSpent
     } catch (const CoordinationError& e) {
       errors[size_t(r)] = e.what();
     }
+    // Not a speed check: the 1 s timeout (with room for a busy CPU) ended it, not a hang.
     EXPECT_LT(seconds_since(start), 6.0) << "rank " << r;
     // Spent: every later op throws the first error at once.
     const auto later = Clock::now();
@@ -337,12 +347,12 @@ TEST(GlooCommunicator, CollectiveTimeoutNamesTheRankThatNeverJoinsThenStaysSpent
 }
 
 TEST(GlooCommunicator, AbortUnblocksAPendingOpAtOnce) {
-  // A 30 s timeout: only abort() can end the wait within the test's bounds.
+  // kRanksTimeout (20 s): only abort() can end the wait within half of it.
   std::atomic<bool> rank0_done{false};
   on_gloo_ranks(2, [&](int r, GlooCommunicator& c) {
     if (r == 1) {
       // Never joins rank 0's all-reduce; once rank 0 aborted, its connection is closed, so
-      // this rank's next op fails at once too instead of waiting 30 s.
+      // this rank's next op fails at once too instead of waiting out kRanksTimeout.
       while (!rank0_done.load()) std::this_thread::sleep_for(milliseconds(10));
       const auto start = Clock::now();
       try {
@@ -354,7 +364,7 @@ TEST(GlooCommunicator, AbortUnblocksAPendingOpAtOnce) {
         EXPECT_TRUE(std::regex_search(what, std::regex(R"(\]:\d+ \(rank 0\))"))) << what;
         EXPECT_NE(what.find("rank 0 aborted its communicator: worker 1 was lost"), std::string::npos) << what;
       }
-      EXPECT_LT(seconds_since(start), 5.0);
+      EXPECT_LT(seconds_since(start), half_of(kRanksTimeout));
       return;
     }
     Tensor t = filled(Shape{1 << 20}, 1.f);
@@ -372,8 +382,8 @@ TEST(GlooCommunicator, AbortUnblocksAPendingOpAtOnce) {
                                            "was lost (heartbeat timeout)"),
                 std::string::npos) << e.what();
     }
-    // Not a speed check: without abort() the op would wait out its 30 s timeout.
-    EXPECT_LT(seconds_since(start), 15.0);
+    // Not a speed check: without abort() the op would wait out kRanksTimeout.
+    EXPECT_LT(seconds_since(start), half_of(kRanksTimeout));
     try {
       queued->wait();
       ADD_FAILURE() << "the queued all-reduce ran after abort()";
@@ -423,7 +433,8 @@ TEST(GlooCommunicatorProcess, CrossProcessAllReduceAndAKilledPeer) {
   } reaper{child};
 
   FolderStore store(dir);
-  GlooOptions options = options_with_timeout(milliseconds(30000));
+  const milliseconds timeout(30000);
+  GlooOptions options = options_with_timeout(timeout);
   options.rank_name = [](int r) { return "worker " + std::to_string(r); };
   GlooCommunicator comm(store, 0, 2, options);
   Tensor t = filled(Shape{1 << 18}, 1.f);
@@ -447,7 +458,7 @@ TEST(GlooCommunicatorProcess, CrossProcessAllReduceAndAKilledPeer) {
     // Gloo names the peer's address; the error adds the rank behind it.
     EXPECT_TRUE(std::regex_search(what, std::regex(R"(\]:\d+ \(worker 1\))"))) << what;
   }
-  EXPECT_LT(seconds_since(start), 5.0);
+  EXPECT_LT(seconds_since(start), half_of(timeout));
   std::filesystem::remove_all(dir);
 }
 
