@@ -38,6 +38,8 @@
 // --epoch times one model.fit epoch over --epoch_samples synthetic samples held on the host and
 // shuffled, as apps/mnist trains (fit copies each batch to the device).
 //
+// --phases N then shows where a step's time goes (step_phases.h).
+//
 // Prints samples/s (samples are images) and ms/step (mean, median, best over the timed steps or,
 // with fit, over the groups of --sync_every steps), the device and dtype, the peak resident
 // memory of the process (getrusage ru_maxrss) and, on GPUs, the allocator's peak, plus the load
@@ -56,6 +58,7 @@
 #include "apps/common/flags.h"
 #include "apps/common/strategy_setup.h"
 #include "bench.h"
+#include "step_phases.h"
 #include "step_timer.h"
 #include "train_models.h"
 
@@ -104,6 +107,10 @@ ABSL_FLAG(std::string, strategy, "off",
           "Distribution strategy: off, one_device, mirrored, central_storage or "
           "multi_worker_mirrored (the model is built and compiled in its scope; "
           "multi_worker_mirrored reads TF_CONFIG and waits for every worker).");
+ABSL_FLAG(int, phases, 0,
+          "After the timed run, where a step's time goes (step_phases.h): the forward pass, "
+          "backward pass and optimizer each run this many times alone, the host's time to queue "
+          "each beside the device's time to finish it (0: off; no strategy only).");
 ABSL_FLAG(strata::bench::ReplicasFlag, replicas, 1,
           "Replicas for mirrored / central_storage (each worker's for multi_worker_mirrored): GPUs "
           "with --device gpu, logical CPU devices otherwise; --batch must be a multiple of it.");
@@ -114,6 +121,7 @@ namespace {
 struct Options {
   std::string model, device, dtype, optimizer, loop, strategy;
   int64_t batch = 0, steps = 0, warmup = 0, sync_every = 0, epoch_samples = 0, replicas = 0;
+  int phases = 0;
   bool epoch = false;
 
   bool on_gpu() const { return device == "gpu"; }
@@ -162,6 +170,11 @@ Options parse_options(int argc, char** argv) {
   o.epoch_samples = absl::GetFlag(FLAGS_epoch_samples).value;
   o.replicas = absl::GetFlag(FLAGS_replicas).value;
   o.epoch = absl::GetFlag(FLAGS_epoch);
+  o.phases = absl::GetFlag(FLAGS_phases);
+  if (o.phases < 0 || o.phases > 100000) throw apps::FlagError("--phases must be in [0, 100000]");
+  if (o.phases > 0 && o.strategy != "off") {
+    throw apps::FlagError("--phases times one device's step parts: use it with --strategy off");
+  }
   if (o.replicas > 1 && o.strategy != "mirrored" && o.strategy != "central_storage" &&
       o.strategy != "multi_worker_mirrored") {
     throw apps::FlagError(
@@ -366,6 +379,10 @@ int run_train(int argc, char** argv) {
                 double(config::get_memory_info(d).peak) / double(1 << 20), d.to_string().c_str());
   }
   if (have_load) std::printf("load average      %.2f %.2f %.2f\n", load[0], load[1], load[2]);
+  if (o.phases > 0) {
+    std::fflush(stdout);
+    print_step_phases(*m.model, x, y, devices, o.phases);
+  }
   return 0;
 }
 

@@ -1,7 +1,9 @@
 // Activations on the CPU: oneDNN eltwise primitives over the tensor viewed as one flat vector
 // (elementwise ops don't care about shape, and one key per element count keeps the cache small).
 // oneDNN 2.6 has no SELU, hard-sigmoid or softsign algorithm, so those are plain vectorisable
-// loops.
+// loops. Softplus, mish and log-sigmoid are own loops too: oneDNN 2.6's JIT soft_relu loses the
+// small values (softplus(-20) came out as -1.9e-6, negative, where it is 2.06e-9 as TensorFlow
+// and the CUDA backend compute it), and mish and log_sigmoid are built on it.
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -16,6 +18,9 @@ namespace {
 
 using dnnl::algorithm;
 using dnnl::memory;
+
+// exp() overflows float beyond log(FLT_MAX): softplus is the identity there (oneDNN's bound).
+constexpr float kExpOverflow = 88.72283172607421875f;
 
 // SELU's fixed constants (Klambauer et al. 2017), as Keras.
 constexpr float kSeluAlpha = 1.6732632423543772f;
@@ -43,11 +48,8 @@ EltwiseSpec dnnl_spec(Activation act, float alpha) {
     case Activation::kSigmoid: return {algorithm::eltwise_logistic};
     case Activation::kTanh: return {algorithm::eltwise_tanh};
     case Activation::kSwish: return {algorithm::eltwise_swish, 1.0f};  // x * sigmoid(1 * x)
-    case Activation::kSoftplus: return {algorithm::eltwise_soft_relu};
     case Activation::kReLU6: return {algorithm::eltwise_clip_v2, 0.0f, 6.0f};
     case Activation::kHardSwish: return {algorithm::eltwise_hardswish};  // x * relu6(x + 3) / 6
-    case Activation::kMish: return {algorithm::eltwise_mish};
-    case Activation::kLogSigmoid: return {algorithm::eltwise_logsigmoid};
     case Activation::kExponential: return {algorithm::eltwise_exp};
     case Activation::kHardTanh: return {algorithm::eltwise_clip_v2, -1.0f, 1.0f};
     default: break;
@@ -88,6 +90,12 @@ dnnl::eltwise_forward::primitive_desc forward_pd(const EltwiseSpec& s, int64_t n
   return dnnl::eltwise_forward::primitive_desc(desc, cpu::dnnl_default_attr(), cpu::dnnl_engine());
 }
 
+// log(1 + exp(v)), exact for small results (log1p) and the identity once exp(v) overflows.
+inline float softplus(float v) { return v < kExpOverflow ? std::log1p(std::exp(v)) : v; }
+
+// 1 / (1 + exp(-v)), 0 once exp(-v) would overflow instead of dividing by infinity.
+inline float logistic(float v) { return -v < kExpOverflow ? 1.0f / (1.0f + std::exp(-v)) : 0.0f; }
+
 // Runs fn(i) over [0, n) in parallel: the loops for the activations oneDNN 2.6 lacks.
 template <typename Fn>
 void map_elements(int64_t n, Fn fn) {
@@ -126,6 +134,15 @@ void CpuBackend::activation_forward(Activation act, const Tensor& x, float alpha
       return;
     case Activation::kSoftsign:
       map_elements(n, [=](int64_t i) { py[i] = px[i] / (1.0f + std::fabs(px[i])); });
+      return;
+    case Activation::kSoftplus:
+      map_elements(n, [=](int64_t i) { py[i] = softplus(px[i]); });
+      return;
+    case Activation::kMish:
+      map_elements(n, [=](int64_t i) { py[i] = px[i] * std::tanh(softplus(px[i])); });
+      return;
+    case Activation::kLogSigmoid:
+      map_elements(n, [=](int64_t i) { py[i] = -softplus(-px[i]); });
       return;
     default: break;
   }
@@ -174,6 +191,18 @@ void CpuBackend::activation_backward(Activation act, const Tensor& x, const Tens
         const float d = 1.0f + std::fabs(px[i]);
         pdx[i] = pdy[i] / (d * d);
       });
+      return;
+    case Activation::kSoftplus:
+      map_elements(n, [=](int64_t i) { pdx[i] = pdy[i] * logistic(px[i]); });
+      return;
+    case Activation::kMish:  // tanh(sp) + x * (1 - tanh(sp)^2) * sigmoid(x)
+      map_elements(n, [=](int64_t i) {
+        const float v = px[i], t = std::tanh(softplus(v));
+        pdx[i] = pdy[i] * (t + v * (1.0f - t * t) * logistic(v));
+      });
+      return;
+    case Activation::kLogSigmoid:
+      map_elements(n, [=](int64_t i) { pdx[i] = pdy[i] * logistic(-px[i]); });
       return;
     default: break;
   }

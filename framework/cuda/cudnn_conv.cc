@@ -21,6 +21,8 @@
 #include <algorithm>
 #include <array>
 #include <climits>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -244,17 +246,45 @@ struct BackwardFilterOps {
 
 // The first (fastest) result that ran, fits the workspace budget and keeps the requested
 // precision: with TF32 disabled only plain FMA kernels qualify, and float->half conversion never.
+// In float16 and bfloat16 only deterministic algorithms qualify: the nondeterministic ones split
+// the reduction and add the partial results into the 16-bit output with atomics, so the sum is
+// rounded to 8 (bfloat16) or 11 (float16) bits at every addition. On an H200 that made a
+// bfloat16 filter gradient 0.035 where the float32 sum is 0.199.
 template <typename Perf>
 const Perf* first_acceptable(const std::vector<Perf>& perfs, int returned,
-                             cudnnMathType_t requested) {
+                             cudnnMathType_t requested, DType dtype) {
+  const bool sixteen_bit = dtype == DType::kFloat16 || dtype == DType::kBFloat16;
   for (int i = 0; i < returned && i < int(perfs.size()); ++i) {
     const Perf& p = perfs[size_t(i)];
     if (p.status != CUDNN_STATUS_SUCCESS || p.memory > kMaxWorkspaceBytes) continue;
     if (p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) continue;
     if (requested == CUDNN_FMA_MATH && p.mathType != CUDNN_FMA_MATH) continue;
+    if (sixteen_bit && p.determinism != CUDNN_DETERMINISTIC) continue;
     return &p;
   }
   return nullptr;
+}
+
+// STRATA_LOG_CUDNN_PLANS=1: the algorithm chosen for each problem and every result Find returned
+// (fastest first), on stderr: what to read when a convolution is slower than it should be.
+// Algorithm numbers are the direction's cudnn*Algo_t; math type 0 default, 1 tensor ops,
+// 2 tensor ops allowing conversion, 3 FMA only.
+template <typename Perf>
+void log_plan(const ConvKey& k, int dev, const std::vector<Perf>& perfs, int found,
+              const Perf& chosen) {
+  const auto det = [](const Perf& p) {
+    return p.determinism == CUDNN_DETERMINISTIC ? "deterministic" : "nondeterministic";
+  };
+  std::fprintf(stderr, "strata: cuDNN %s on /gpu:%d, %s: algorithm %d, math type %d, %s, %.3f ms%s\n",
+               op_name(Direction(k.direction)), dev, problem_string(k).c_str(), int(chosen.algo),
+               int(chosen.mathType), det(chosen), double(chosen.time),
+               found > 0 ? "; Find measured:" : " (cuDNN's heuristic: Find gave nothing usable)");
+  for (int i = 0; i < found && i < int(perfs.size()); ++i) {
+    const Perf& p = perfs[size_t(i)];
+    std::fprintf(stderr, "strata:   algorithm %d, math type %d, %s, status %d, %.1f MiB, %.3f ms\n",
+                 int(p.algo), int(p.mathType), det(p), int(p.status),
+                 double(p.memory) / double(1 << 20), double(p.time));
+  }
 }
 
 // Scratch memory for Find: the full budget if the device has it, else less (algorithms that
@@ -283,6 +313,7 @@ std::shared_ptr<const ConvPlan> make_plan(const ConvKey& k, cudnnHandle_t handle
   STRATA_CUDNN_CHECK(Ops::max_count(handle, &max_count), dev);
   std::vector<typename Ops::Perf> perfs(size_t(std::max(max_count, 1)));
   const typename Ops::Perf* chosen = nullptr;
+  int found = 0;  // Find's results (0 where it failed)
   {
     // Find runs every algorithm on these buffers (writing the output, which the real call then
     // overwrites) and synchronises: acceptable once per key.
@@ -291,14 +322,16 @@ std::shared_ptr<const ConvPlan> make_plan(const ConvKey& k, cudnnHandle_t handle
     if (Ops::find(handle, *plan, buffers, int(perfs.size()), &returned, perfs.data(),
                   workspace.defined() ? workspace.raw_data() : nullptr,
                   workspace.defined() ? workspace.nbytes() : 0) == CUDNN_STATUS_SUCCESS) {
-      chosen = first_acceptable(perfs, returned, requested);
+      chosen = first_acceptable(perfs, returned, requested, DType(k.dtype));
+      found = returned;
     }
   }
   if (chosen == nullptr) {
+    found = 0;
     int returned = 0;
     if (Ops::heuristic(handle, *plan, int(perfs.size()), &returned, perfs.data()) ==
         CUDNN_STATUS_SUCCESS) {
-      chosen = first_acceptable(perfs, returned, requested);
+      chosen = first_acceptable(perfs, returned, requested, DType(k.dtype));
     }
   }
   if (chosen == nullptr) {
@@ -308,6 +341,7 @@ std::shared_ptr<const ConvPlan> make_plan(const ConvKey& k, cudnnHandle_t handle
                       "; try another dtype, or float32 with TF32 enabled, or the CPU");
   }
   plan->algo = int(chosen->algo);
+  if (std::getenv("STRATA_LOG_CUDNN_PLANS") != nullptr) log_plan(k, dev, perfs, found, *chosen);
   // The algorithm was measured in its own math mode: run it in that mode.
   STRATA_CUDNN_CHECK(cudnnSetConvolutionMathType(plan->conv, chosen->mathType), dev);
   size_t bytes = 0;

@@ -1,6 +1,8 @@
 #include "framework/strategy/strategy.h"
 
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "framework/core/device_scope.h"
 #include "framework/core/error.h"
@@ -14,12 +16,26 @@ namespace strata::distribute {
 namespace {
 
 // The scope active on this thread: at most one strategy (nesting another is an error), entered
-// `depth` times, with its variable creator pushed once.
+// `depth` times, with its variable creator pushed once, and the device cross-replica code runs on
+// (see first_replica_device_scope) entered once.
 struct ActiveScope {
   Strategy* strategy = nullptr;
   int depth = 0;
+  std::unique_ptr<DeviceScope> device;
   std::unique_ptr<VariableCreatorScope> creator;
 };
+
+// Code in a strategy's scope but outside its replicas (building a model, reading a variable
+// across replicas) reads the first replica's copy of each variable. TensorFlow places such ops
+// next to the variables they read; Strata places tensors explicitly, so where the first replica
+// has memory of its own (a GPU) and the thread's default device does not share it, the scope
+// makes that replica's device the default: a model built inside MirroredStrategy's scope on GPUs
+// then builds on /gpu:0, where its variables' first copies are. On CPUs nothing changes.
+std::unique_ptr<DeviceScope> first_replica_device_scope(const Strategy& strategy) {
+  const std::vector<Device> devices = strategy.worker_devices();
+  if (devices.empty() || same_memory_space(devices[0], default_device())) return nullptr;
+  return std::make_unique<DeviceScope>(devices[0]);
+}
 thread_local ActiveScope t_scope;
 
 // No strategy: one replica on the caller's thread and device, plain variables.
@@ -83,6 +99,7 @@ Strategy::Scope::Scope(Strategy* strategy) : strategy_(strategy) {
   if (t_scope.depth++ == 0) {
     t_scope.strategy = strategy;
     try {
+      t_scope.device = first_replica_device_scope(*strategy);
       t_scope.creator = std::make_unique<VariableCreatorScope>(
           [strategy](const VariableSpec& spec, const NextCreator& next) {
             return strategy->create_variable(spec, next);

@@ -6,6 +6,7 @@
 #include <strata/strata.h>
 
 #include "distribute/collectives/nccl_support.h"
+#include "tests/cuda/dnn_test_utils.h"  // Tf32Scope
 #include "tests/cuda/gpu_test_utils.h"
 #include "tests/distribute/distribute_test_utils.h"
 
@@ -39,7 +40,20 @@ TEST(CudaTraining, SmallModelOnGpuMatchesCpu) {
   const testing::ClassifierData data = testing::classifier_data(32);
   const TrainedRun cpu = train_on(Device::cpu(), data);
   const TrainedRun gpu = train_on(Device::gpu(0), data);
-  testing::expect_weights_near(gpu.weights, cpu.weights, 1e-3, 1e-4);
+  // Weight 1 is the bias of the conv that BatchNormalization follows: BN subtracts the batch
+  // mean, so that bias's gradient is exactly 0 and what the backward pass computes is rounding
+  // noise (about 1e-8), different in each summation order. Adam divides by the gradient's own
+  // size, so noise moves it by up to its learning rate (1e-3) per step either way: on an H200
+  // the GPU's and the CPU's ended 2.5e-4 apart. It is held to that bound (8 steps); every other
+  // weight must match.
+  ASSERT_EQ(gpu.weights.size(), cpu.weights.size());
+  ASSERT_GT(cpu.weights.size(), 2u);
+  std::vector<Tensor> gpu_rest = gpu.weights, cpu_rest = cpu.weights;
+  gpu_rest.erase(gpu_rest.begin() + 1);
+  cpu_rest.erase(cpu_rest.begin() + 1);
+  testing::expect_weights_near(gpu_rest, cpu_rest, 1e-3, 1e-4);
+  const int64_t steps = 2 * (32 / 8);
+  testing::expect_weights_near({gpu.weights[1]}, {cpu.weights[1]}, 0.0, 2.0 * steps * 1e-3);
   ASSERT_EQ(gpu.loss.size(), cpu.loss.size());
   for (size_t e = 0; e < cpu.loss.size(); ++e) EXPECT_NEAR(gpu.loss[e], cpu.loss[e], 1e-3);
   EXPECT_LT(gpu.loss.back(), gpu.loss.front());  // it learned
@@ -64,7 +78,7 @@ TEST(CudaTraining, MirroredOverEveryGpuWithNcclMatchesOneDevice) {
   STRATA_REQUIRE_GPU();
   const int n = gpu::device_count();
   const testing::ClassifierData data = testing::classifier_data(8 * n * 4);
-  config::enable_tensor_float_32_execution(false);
+  testing::Tf32Scope exact(false);
   distribute::MirroredStrategy strategy;  // every GPU, NCCL
   ASSERT_EQ(strategy.num_replicas_in_sync(), n);
   EXPECT_EQ(strategy.cross_device_ops().name(), "NcclAllReduce");
@@ -84,7 +98,6 @@ TEST(CudaTraining, MirroredOverEveryGpuWithNcclMatchesOneDevice) {
   for (const auto& w : mirrored->get_weights()) a.push_back(w.to(Device::cpu()));
   for (const auto& w : single->get_weights()) b.push_back(w.to(Device::cpu()));
   testing::expect_weights_near(a, b, 1e-4, 1e-5);
-  config::enable_tensor_float_32_execution(true);
 }
 
 TEST(CudaTraining, NcclCollectivesAcrossEveryGpu) {
