@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,7 +17,10 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <regex>
 #include <thread>
 #include <vector>
@@ -255,6 +259,83 @@ TEST(GlooCommunicator, RejectsWhatItCannotReduce) {
     EXPECT_EQ(f.to_vector<float>(), (std::vector<float>{3.f, 3.f}));
     c.barrier();
   });
+}
+
+// An InMemoryStore that counts what is read from it, key by key.
+class CountingStore final : public KeyValueStore {
+ public:
+  void set(const std::string& key, const std::string& value) override { inner_.set(key, value); }
+  std::string get(const std::string& key, milliseconds timeout) override {
+    std::string value = inner_.get(key, timeout);
+    record(key, value);
+    return value;
+  }
+  std::optional<std::string> try_get(const std::string& key) override {
+    std::optional<std::string> value = inner_.try_get(key);
+    if (value) record(key, *value);
+    return value;
+  }
+  int64_t add(const std::string& key, int64_t delta) override { return inner_.add(key, delta); }
+  void erase(const std::string& key) override { inner_.erase(key); }
+
+  std::map<std::string, int> reads() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return reads_;
+  }
+  int64_t bytes_read() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return bytes_;
+  }
+
+ private:
+  void record(const std::string& key, const std::string& value) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++reads_[key];
+    bytes_ += int64_t(key.size() + value.size());
+  }
+  InMemoryStore inner_;
+  mutable std::mutex mutex_;
+  std::map<std::string, int> reads_;
+  int64_t bytes_ = 0;
+};
+
+TEST(GlooCommunicator, RendezvousReadsEachPeerAddressOnceSoTheStoreMovesQuadraticBytes) {
+  // Each rank reads the N-1 addresses meant for it, each once: N(N-1) reads of one address in
+  // all (Gloo's connectFullMesh read N-1 addresses per key, each key twice, N(N-1) times: 2(N-1)
+  // times the bytes, 14x at N = 8, 254x at 128). Then the ranks work together.
+  const int world = 8;
+  CountingStore store;
+  std::vector<std::thread> threads;
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(world));
+  std::vector<std::vector<float>> sums(static_cast<size_t>(world));
+  for (int r = 0; r < world; ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        GlooCommunicator comm(store, r, world, options_with_timeout(kRanksTimeout));
+        Tensor t = Tensor::from_vector(std::vector<float>{float(r)}, Shape{1});
+        comm.all_reduce(t, ReduceOp::kSum);
+        sums[size_t(r)] = t.to_vector<float>();
+      } catch (...) {
+        errors[size_t(r)] = std::current_exception();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+  for (int r = 0; r < world; ++r) EXPECT_EQ(sums[size_t(r)], std::vector<float>{28.f});
+  int64_t address_reads = 0;
+  size_t longest = 0;
+  for (const auto& [key, count] : store.reads()) {
+    if (key.find("/pair/") == std::string::npos) continue;
+    EXPECT_EQ(count, 1) << key << " was read " << count << " times";
+    address_reads += count;
+    longest = std::max(longest, store.try_get(key).value_or("").size());
+  }
+  EXPECT_EQ(address_reads, int64_t(world) * (world - 1));
+  // One hex-encoded address a key (a sockaddr_storage and a sequence number), never a list.
+  EXPECT_LE(longest, 2 * (sizeof(sockaddr_storage) + 16));
 }
 
 TEST(GlooCommunicator, RendezvousTimeoutNamesTheMissingRank) {

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
@@ -42,12 +43,48 @@ struct TcpContextAccess : gloo::transport::tcp::Context {
   }
 };
 
-// A rendezvous context that lets abort() reach its transport context.
+// The store key under which rank `from` publishes the address of its end of the pair with rank
+// `to`.
+std::string pair_key(int from, int to) {
+  return "pair/" + std::to_string(from) + "/" + std::to_string(to);
+}
+
+// A rendezvous context that lets abort() reach its transport context, and connects its full
+// mesh with one store key per pair.
 class MeshContext final : public gloo::rendezvous::Context {
  public:
   using gloo::rendezvous::Context::Context;
   gloo::transport::tcp::Context* tcp() const {
     return static_cast<gloo::transport::tcp::Context*>(transportContext_.get());
+  }
+
+  // Gloo's connectFullMesh, meeting through one key per pair: rank r publishes the address of
+  // its end of each pair under pair_key(r, j) and reads only pair_key(j, r) from each peer j.
+  // connectFullMesh publishes a rank's N-1 addresses under one key that every rank reads whole
+  // (with a wait that fetches it first): O(N^3) bytes through the store, all of them through
+  // the chief's coordination service (about 9 GB at 256 ranks). Here each address crosses the
+  // store twice, O(N^2) bytes, in the same number of store operations (N(N-1) sets and gets
+  // against N sets and 2N(N-1) gets). Every read waits until `deadline`.
+  void connect_pairs(GlooStore& store, const std::shared_ptr<gloo::transport::Device>& device,
+                     std::chrono::steady_clock::time_point deadline) {
+    auto transport = device->createContext(rank, size);
+    transport->setTimeout(getTimeout());
+    for (int peer = 0; peer < size; ++peer) {
+      if (peer == rank) continue;
+      store.set(pair_key(rank, peer), transport->createPair(peer)->address().bytes());
+    }
+    // In rank order on every rank, as connectFullMesh: a pair's connect waits for its other end
+    // to connect too, so another order (each rank starting with the next, say) can wait in a
+    // circle.
+    for (int peer = 0; peer < size; ++peer) {
+      if (peer == rank) continue;
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      transport->getPair(peer)->connect(
+          store.get_within(pair_key(peer, rank), std::max(left, std::chrono::milliseconds(0))));
+    }
+    device_ = device;
+    transportContext_ = std::move(transport);
   }
 };
 
@@ -360,30 +397,19 @@ struct GlooCommunicator::Impl {
 
 namespace {
 
-// The ranks that have not published their addresses under `store` (Gloo's keys: "rank_<r>"
-// first, then "<r>").
+// The ranks that have not published the address of their end of the pair with this rank.
 std::string missing_ranks(GlooStore& store, const GlooCommunicator::Impl& impl) {
   std::string names;
   for (int r = 0; r < impl.world; ++r) {
     if (r == impl.rank) continue;
     bool present = false;
     try {
-      present = store.is_set(std::to_string(r));
+      present = store.is_set(pair_key(r, impl.rank));
     } catch (const std::exception&) {
     }
     if (!present) names += (names.empty() ? "" : ", ") + impl.rank_name(r);
   }
   return names;
-}
-
-// Gloo's spelling of the address rank `peer` published for its pair with rank `rank` (its
-// connectFullMesh value holds one address per other rank, in rank order, itself skipped).
-std::string peer_address(const std::vector<char>& all, int rank, int peer, int world) {
-  const size_t size = all.size() / size_t(world - 1);
-  const size_t index = size_t(rank > peer ? rank - 1 : rank);
-  if (size == 0 || all.size() < (index + 1) * size) return "";
-  std::vector<char> bytes(all.begin() + long(index * size), all.begin() + long((index + 1) * size));
-  return gloo::transport::tcp::Address(bytes).str();
 }
 
 }  // namespace
@@ -420,7 +446,8 @@ GlooCommunicator::GlooCommunicator(KeyValueStore& store, int rank, int world_siz
     impl.context = std::make_shared<MeshContext>(rank, world_size);
     impl.context->setTimeout(impl.options.timeout);
     try {
-      impl.context->connectFullMesh(gloo_store, device);
+      impl.context->connect_pairs(gloo_store, device,
+                                  std::chrono::steady_clock::now() + impl.options.timeout);
     } catch (const std::exception& e) {
       const std::string what = strip_location(e.what());
       const std::string missing = missing_ranks(gloo_store, impl);
@@ -441,8 +468,8 @@ GlooCommunicator::GlooCommunicator(KeyValueStore& store, int rank, int world_siz
     std::string endpoints;  // "<peer> <this rank's end of the connection to it>" lines
     for (int r = 0; r < world_size; ++r) {
       if (r == rank) continue;
-      if (auto all = gloo_store.fetched(std::to_string(r))) {
-        impl.peer_address[size_t(r)] = peer_address(*all, rank, r, world_size);
+      if (auto bytes = gloo_store.fetched(pair_key(r, rank))) {
+        impl.peer_address[size_t(r)] = gloo::transport::tcp::Address(*bytes).str();
       }
       endpoints += std::to_string(r) + " " + impl.context->getPair(r)->address().str() + "\n";
     }

@@ -51,8 +51,9 @@ struct GlooOptions {
 
 class GlooCommunicator final : public Communicator {
  public:
-  // Connects a full mesh with the other world_size-1 ranks through `store` (Gloo's
-  // connectFullMesh over a TCP device bound to options.hostname). CoordinationError naming the
+  // Connects a full mesh with the other world_size-1 ranks through `store` (a TCP device bound
+  // to options.hostname; each rank publishes one address per pair, "<prefix>/pair/<from>/<to>",
+  // and reads only those meant for it: O(N^2) bytes in all). CoordinationError naming the
   // ranks that did not show up within options.timeout (a peer that published its address and
   // then vanished is waited for up to 5x the timeout: Gloo's own connect wait). `store` must
   // outlive the communicator: each rank leaves its ends of the connections there

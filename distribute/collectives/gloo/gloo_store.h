@@ -1,5 +1,5 @@
-// Internal: GlooStore, the gloo::rendezvous::Store that Gloo's connectFullMesh meets through,
-// over Strata's KeyValueStore (the coordination service, or InMemoryStore in tests). Not
+// Internal: GlooStore, a gloo::rendezvous::Store (what GlooCommunicator's rendezvous meets
+// through) over Strata's KeyValueStore (the coordination service, or InMemoryStore in tests). Not
 // installed: it includes Gloo's headers, which Strata's public headers never do.
 #pragma once
 
@@ -24,7 +24,10 @@ class GlooStore final : public gloo::rendezvous::Store {
   GlooStore(KeyValueStore& store, std::string prefix, std::chrono::milliseconds timeout);
 
   void set(const std::string& key, const std::vector<char>& data) override;
+  // A value wait() fetched is kept and handed out here once, not fetched again.
   std::vector<char> get(const std::string& key) override;
+  // get() waiting at most `timeout` (CoordinationError naming the key after it).
+  std::vector<char> get_within(const std::string& key, std::chrono::milliseconds timeout);
   void wait(const std::vector<std::string>& keys) override;
   void wait(const std::vector<std::string>& keys,
             const std::chrono::milliseconds& timeout) override;
@@ -42,6 +45,7 @@ class GlooStore final : public gloo::rendezvous::Store {
   const std::chrono::milliseconds timeout_;
   mutable std::mutex mutex_;
   std::map<std::string, std::vector<char>> fetched_;
+  std::map<std::string, std::vector<char>> waited_;  // fetched by wait(), not yet by get()
 };
 
 }  // namespace strata::distribute
