@@ -53,12 +53,13 @@ struct Args {
   std::vector<size_t> sizes = {4096,    65536,    1 << 20,  4 << 20,
                                16 << 20, 64 << 20};  // bytes
   int reps = 3;
+  std::optional<size_t> bcube_max_bytes;  // GlooOptions' default unless given
 };
 
 int usage() {
   std::fprintf(stderr,
                "usage: strata_allreduce_bench --impl strata|gloo|both --rank R --world N --dir DIR\n"
-               "       [--sizes 4096,65536,...] [--reps 3]\n");
+               "       [--sizes 4096,65536,...] [--reps 3] [--bcube_max_bytes B (0: ring only)]\n");
   return 2;
 }
 
@@ -113,7 +114,12 @@ void measure(const Args& args, const std::vector<Impl>& impls) {
 struct StrataSide {
   explicit StrataSide(const Args& args)
       : store(args.dir + "/strata"),
-        comm(store, args.rank, args.world, strata::distribute::GlooOptions{}) {}
+        comm(store, args.rank, args.world, options(args)) {}
+  static strata::distribute::GlooOptions options(const Args& args) {
+    strata::distribute::GlooOptions o;
+    if (args.bcube_max_bytes) o.bcube_max_bytes = *args.bcube_max_bytes;
+    return o;
+  }
   Impl impl() {
     using namespace strata;
     return Impl{"strata",
@@ -177,6 +183,7 @@ int main(int argc, char** argv) {
     else if (flag == "--world") args.world = std::atoi(value.c_str());
     else if (flag == "--dir") args.dir = value;
     else if (flag == "--reps") args.reps = std::max(1, std::atoi(value.c_str()));
+    else if (flag == "--bcube_max_bytes") args.bcube_max_bytes = std::strtoull(value.c_str(), nullptr, 10);
     else if (flag == "--sizes") {
       args.sizes.clear();
       for (size_t at = 0; at < value.size();) {

@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -23,6 +24,7 @@
 #include <optional>
 #include <regex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <strata/strata.h>
@@ -124,24 +126,46 @@ void check_all_reduce_exact(int r, int world, GlooCommunicator& c, int64_t n) {
 }
 
 TEST(GlooCommunicator, AllReduceEachOpAndDtypeMatchesTheReference) {
-  for (int world : {2, 3, 4}) {
-    on_gloo_ranks(world, [&](int r, GlooCommunicator& c) {
+  // 1 element and a few go through BCUBE (up to GlooOptions::bcube_max_bytes, 1 MiB), more
+  // than one 1 MB ring segment per rank (float32: 1.2 MB) through the ring; then every size
+  // through BCUBE, on world sizes that are not powers of two too.
+  GlooOptions bcube_always = options_with_timeout(kRanksTimeout);
+  bcube_always.bcube_max_bytes = SIZE_MAX;
+  for (const auto& [world, options] :
+       std::vector<std::pair<int, GlooOptions>>{{2, options_with_timeout(kRanksTimeout)},
+                                                {3, options_with_timeout(kRanksTimeout)},
+                                                {4, options_with_timeout(kRanksTimeout)},
+                                                {5, options_with_timeout(kRanksTimeout)},
+                                                {3, bcube_always},
+                                                {6, bcube_always}}) {
+    on_gloo_ranks(world, [&, world = world](int r, GlooCommunicator& c) {
       EXPECT_EQ(c.rank(), r);
       EXPECT_EQ(c.world_size(), world);
-      // 1 element; a few; more than one 1 MB ring segment per rank (float64: 2.4 MB).
       for (int64_t n : {1, 37, 300001}) {
         check_all_reduce_exact<float>(r, world, c, n);
         check_all_reduce_exact<double>(r, world, c, n);
         check_all_reduce_exact<int32_t>(r, world, c, n);
         check_all_reduce_exact<int64_t>(r, world, c, n);
       }
-    });
+    }, options);
   }
 }
 
 TEST(GlooCommunicator, AllReduceBitIdenticalOnEveryRank) {
-  // Values whose float32 sum depends on the order: every rank must still get the same bits.
+  // Values whose float32 sum depends on the order: every rank must still get the same bits,
+  // through the ring (this size) and through BCUBE (the 5 elements below).
   constexpr int64_t n = 100003;
+  for (int world : {2, 3, 4, 5}) {
+    std::vector<std::vector<float>> small(static_cast<size_t>(world));
+    on_gloo_ranks(world, [&](int r, GlooCommunicator& c) {
+      std::vector<float> v(5);
+      for (int64_t i = 0; i < 5; ++i) v[size_t(i)] = 1e8f * float((i + r) % 3) + 0.1f * float(r + i);
+      Tensor t = Tensor::from_vector(v, Shape{5});
+      c.all_reduce(t, ReduceOp::kSum);
+      small[size_t(r)] = t.to_vector<float>();
+    });
+    for (int r = 1; r < world; ++r) EXPECT_EQ(small[size_t(r)], small[0]) << "BCUBE, rank " << r;
+  }
   for (int world : {2, 3, 4}) {
     std::vector<std::vector<float>> got(static_cast<size_t>(world));
     std::vector<std::vector<uint16_t>> got_half(static_cast<size_t>(world)), got_bf16(static_cast<size_t>(world));

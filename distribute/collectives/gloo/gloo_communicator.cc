@@ -544,12 +544,14 @@ void set_output(gloo::AllreduceOptions& opts, void* data, size_t bytes, size_t e
   }
 }
 
-// In place on `data`: Gloo's ring all-reduce (what its allreduce() picks, and what PyTorch's
-// ProcessGroupGloo runs), straight on the tensor's memory: no staging copy. Each element is
-// reduced once, by one rank, then copied to the others, so every rank ends bit-identical.
+// In place on `data`, straight on the tensor's memory (no staging copy): Gloo's ring
+// all-reduce (what PyTorch's ProcessGroupGloo runs) for large buffers, its BCUBE for those of at
+// most `bcube_max_bytes`, where the ring's 2(N-1) sequential hops cost more than the bytes.
+// Either way each element is reduced once, by one rank, then copied to the others, so every
+// rank ends bit-identical.
 void run_all_reduce(const std::shared_ptr<gloo::Context>& context, uint64_t seq,
                     std::chrono::milliseconds timeout, void* data, size_t bytes,
-                    const ReduceKernel& kernel, int world) {
+                    const ReduceKernel& kernel, int world, size_t bcube_max_bytes) {
   if (bytes == 0) return;
   if (world > 1) {
     gloo::AllreduceOptions opts(context);
@@ -557,6 +559,8 @@ void run_all_reduce(const std::shared_ptr<gloo::Context>& context, uint64_t seq,
     opts.setReduceFunction(kernel.reduce);
     opts.setTag(uint32_t(seq));
     opts.setTimeout(timeout);
+    opts.setAlgorithm(bytes <= bcube_max_bytes ? gloo::AllreduceOptions::Algorithm::BCUBE
+                                               : gloo::AllreduceOptions::Algorithm::RING);
     gloo::allreduce(opts);
   }
   if (kernel.divide) kernel.divide(data, bytes / kernel.element_size, world);
@@ -570,7 +574,7 @@ void GlooCommunicator::all_reduce(Tensor& t, ReduceOp op) {
   Impl* impl = impl_.get();
   run_sync("all_reduce", t.nbytes(), [impl, &t, kernel](uint64_t seq) {
     run_all_reduce(impl->context, seq, impl->options.timeout, t.raw_data(), t.nbytes(), kernel,
-                   impl->world);
+                   impl->world, impl->options.bcube_max_bytes);
   });
 }
 
@@ -580,7 +584,7 @@ std::shared_ptr<Work> GlooCommunicator::all_reduce_async(Tensor t, ReduceOp op) 
   Impl* impl = impl_.get();
   return enqueue("all_reduce", t.nbytes(), [impl, t, kernel](uint64_t seq) {
     run_all_reduce(impl->context, seq, impl->options.timeout, t.raw_data(), t.nbytes(), kernel,
-                   impl->world);
+                   impl->world, impl->options.bcube_max_bytes);
   });
 }
 
@@ -641,7 +645,7 @@ Tensor GlooCommunicator::reduce_scatter(const Tensor& t, ReduceOp op) {
   Impl* impl = impl_.get();
   run_sync("reduce_scatter", t.nbytes(), [impl, sum, kernel](uint64_t seq) {
     run_all_reduce(impl->context, seq, impl->options.timeout, sum.raw_data(), sum.nbytes(),
-                   kernel, impl->world);
+                   kernel, impl->world, impl->options.bcube_max_bytes);
   });
   const int64_t part = t.dim(0) / world;
   return sum.slice(part * impl_->rank, part * (impl_->rank + 1)).clone();

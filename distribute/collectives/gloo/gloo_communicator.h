@@ -47,6 +47,12 @@ struct GlooOptions {
   // Asked when a collective fails or times out, to name the cause known elsewhere (e.g. the
   // coordination service's posted error: "worker 2 ... sent no heartbeat"); may return "".
   std::function<std::string()> diagnose;
+  // All-reduces of at most this many bytes run Gloo's BCUBE (recursive halving and doubling:
+  // about 2 log2(N) steps), larger ones its ring (2(N-1) steps, each carrying 1/N of the
+  // buffer). strata_allreduce_bench, one process per rank on 2 cores (2026-11-28): 4 KB in
+  // 22.1 ms by the ring and 6.9 by BCUBE with 8 ranks, 63.6 and 10.4 ms with 16; 1 MB 22.3 and
+  // 9.1 ms (8 ranks); 16 MB 69.9 and 76.6 ms, where the ring wins. 0: the ring always.
+  size_t bcube_max_bytes = 1 << 20;
 };
 
 class GlooCommunicator final : public Communicator {
