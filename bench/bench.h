@@ -11,4 +11,9 @@ int run_ops(int argc, char** argv);
 // the CPU or GPUs (train_bench.cc).
 int run_train(int argc, char** argv);
 
+// `strata_bench scale`: one worker of a MultiWorkerMirroredStrategy job (strata-launch starts
+// them): time to ready, 4 KB and 16 MB all-reduce, bytes through the coordination service
+// (scale_bench.cc; bench/scale_compare.sh).
+int run_scale(int argc, char** argv);
+
 }  // namespace strata::bench

@@ -18,6 +18,8 @@ const Subcommand kSubcommands[] = {
      strata::bench::run_ops},
     {"train", "full training steps on CPU or GPU: samples/s, ms/step, peak memory",
      strata::bench::run_train},
+    {"scale", "one worker of a multi-worker job: time to ready, 4 KB / 16 MB all-reduce, store "
+     "bytes", strata::bench::run_scale},
 };
 
 int usage() {

@@ -8,6 +8,7 @@
 // gRPC stays behind the pointer: this header includes neither gRPC nor protobuf.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,5 +44,10 @@ class CoordinationService {
   explicit CoordinationService(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+// Bytes of keys and values the coordination services of this process have taken in (set, add)
+// and handed out (get, and the waits a set ends) since it started: what the collectives'
+// rendezvous moves through the coordinator task. bench/scale_compare.sh prints it.
+int64_t coordination_key_value_bytes();
 
 }  // namespace strata::distribute

@@ -1,6 +1,7 @@
 #include "distribute/cluster/coordination/coordination_state.h"
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 
 #include "distribute/cluster/coordination/request_checks.h"
@@ -12,6 +13,11 @@ namespace {
 
 using grpc::Status;
 using grpc::StatusCode;
+
+// Every service of this process together (tests run several).
+std::atomic<int64_t> g_key_value_bytes{0};
+
+void count_value_bytes(size_t bytes) { g_key_value_bytes.fetch_add(int64_t(bytes)); }
 
 std::string milliseconds(int64_t ms) { return std::to_string(ms) + " ms"; }
 
@@ -262,8 +268,10 @@ void CoordinationState::publish(const std::string& key, const std::string& value
   store_bytes_ -= added ? 0 : key.size() + slot->second.size();
   store_bytes_ += key.size() + value.size();
   slot->second = value;
+  count_value_bytes(key.size() + value.size());
   auto [begin, end] = key_waiters_.equal_range(key);
   for (auto it = begin; it != end; ++it) {
+    count_value_bytes(key.size() + value.size());
     it->second.response->set_found(true);
     it->second.response->set_value(value);
     it->second.reactor->Finish(Status::OK);
@@ -297,6 +305,7 @@ void CoordinationState::get(const pb::GetRequest& request, pb::GetResponse* resp
   if (!status.ok()) return reactor->Finish(status);
   auto it = values_.find(request.key());
   if (it != values_.end()) {
+    count_value_bytes(request.key().size() + it->second.size());
     response->set_found(true);
     response->set_value(it->second);
     return reactor->Finish(Status::OK);
@@ -462,3 +471,11 @@ void CoordinationState::watchdog() {
 }
 
 }  // namespace strata::distribute::coordination_internal
+
+namespace strata::distribute {
+
+int64_t coordination_key_value_bytes() {
+  return coordination_internal::g_key_value_bytes.load();
+}
+
+}  // namespace strata::distribute

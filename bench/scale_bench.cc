@@ -1,0 +1,101 @@
+// `strata_bench scale`: one worker of a MultiWorkerMirroredStrategy job (strata-launch starts N;
+// bench/scale_compare.sh runs N = 2 .. 128 beside PyTorch's gloo), measuring what grows with the
+// number of workers rather than with the model:
+//   ready      seconds from STRATA_SCALE_T0 (the launch, in seconds since the epoch; else this
+//              process's start) until the strategy is constructed: registration with the
+//              coordination service, the Gloo rendezvous, the first barrier. Every worker
+//              prints its own; the job's is the slowest.
+//   small      4 KB all-reduce latency, microseconds (median of --small_reps)
+//   large      16 MB all-reduce, milliseconds (median of --large_reps) and bus bandwidth
+//              (nccl-tests' busbw: bytes x 2 (N-1) / N / time)
+//   store      bytes of keys and values through the coordination service (worker 0 hosts it):
+//              after the rendezvous, and at the end
+// Worker 0 prints "SCALE <N> ready <s> small_us <us> large_ms <ms> busbw_gbs <GB/s>
+// store_bytes <ready> <end>"; every worker prints "SCALE_READY <worker> <s>".
+#include <sys/time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <strata/strata.h>
+
+#include "bench.h"
+#include "distribute/cluster/coordination/coordination_service.h"
+#include "framework/strategy/replica_context.h"
+
+namespace strata::bench {
+namespace {
+
+double now_s() {
+  timeval tv{};
+  gettimeofday(&tv, nullptr);
+  return double(tv.tv_sec) + double(tv.tv_usec) / 1e6;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+int flag_value(int argc, char** argv, const std::string& name, int fallback) {
+  for (int i = 0; i + 1 < argc; ++i) {
+    if (argv[i] == "--" + name) return std::max(1, std::atoi(argv[i + 1]));
+  }
+  return fallback;
+}
+
+// Times `reps` all-reduces (sums) of `bytes` on this worker's one replica after `warmup`
+// untimed ones; seconds per op, the median.
+double time_all_reduce(distribute::Strategy& strategy, int64_t bytes, int warmup, int reps) {
+  std::vector<double> times;
+  strategy.run_replicas([&](int) {
+    distribute::ReplicaContext* context = distribute::current_replica_context();
+    Tensor t = ones({bytes / 4});
+    for (int i = 0; i < warmup; ++i) context->all_reduce(t, ReduceOp::kSum);
+    for (int i = 0; i < reps; ++i) {
+      context->barrier();  // start together: the op's time, not the slowest arrival's
+      const auto start = std::chrono::steady_clock::now();
+      context->all_reduce(t, ReduceOp::kSum);
+      times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+                          .count());
+    }
+  });
+  return median(times);
+}
+
+}  // namespace
+
+int run_scale(int argc, char** argv) {
+  const char* t0_text = std::getenv("STRATA_SCALE_T0");
+  const double t0 = t0_text != nullptr ? std::atof(t0_text) : now_s();
+  const int small_reps = flag_value(argc, argv, "small_reps", 20);
+  const int large_reps = flag_value(argc, argv, "large_reps", 3);
+  try {
+    distribute::MultiWorkerMirroredStrategy strategy;
+    const double ready = now_s() - t0;
+    const int64_t store_ready = distribute::coordination_key_value_bytes();
+    const int worker = strategy.worker_index(), n = strategy.num_workers();
+    std::printf("SCALE_READY %d %.3f\n", worker, ready);
+    std::fflush(stdout);
+    const double small = time_all_reduce(strategy, 4096, 3, small_reps);
+    const int64_t large_bytes = 16 << 20;
+    const double large = time_all_reduce(strategy, large_bytes, 1, large_reps);
+    const double busbw = double(large_bytes) * 2.0 * (n - 1) / n / large / 1e9;
+    if (worker == 0) {
+      std::printf("SCALE %d ready %.3f small_us %.1f large_ms %.1f busbw_gbs %.3f store_bytes %lld "
+                  "%lld\n",
+                  n, ready, small * 1e6, large * 1e3, busbw, static_cast<long long>(store_ready),
+                  static_cast<long long>(distribute::coordination_key_value_bytes()));
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "strata_bench scale: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace strata::bench
