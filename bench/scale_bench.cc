@@ -11,7 +11,8 @@
 //   store      bytes of keys and values through the coordination service (worker 0 hosts it):
 //              after the rendezvous, and at the end
 // Worker 0 prints "SCALE <N> ready <s> small_us <us> large_ms <ms> busbw_gbs <GB/s>
-// store_bytes <ready> <end>"; every worker prints "SCALE_READY <worker> <s>".
+// store_bytes <ready> <end>"; every worker prints "SCALE_READY <worker> <ready s> <started s>",
+// started being the seconds from the launch to main() (process start and library loading).
 #include <sys/time.h>
 
 #include <algorithm>
@@ -72,6 +73,9 @@ double time_all_reduce(distribute::Strategy& strategy, int64_t bytes, int warmup
 int run_scale(int argc, char** argv) {
   const char* t0_text = std::getenv("STRATA_SCALE_T0");
   const double t0 = t0_text != nullptr ? std::atof(t0_text) : now_s();
+  // Launched to here: starting the process and loading its libraries, which on a machine with
+  // fewer cores than processes grows with N before any rendezvous starts.
+  const double started = now_s() - t0;
   const int small_reps = flag_value(argc, argv, "small_reps", 20);
   const int large_reps = flag_value(argc, argv, "large_reps", 3);
   try {
@@ -79,7 +83,7 @@ int run_scale(int argc, char** argv) {
     const double ready = now_s() - t0;
     const int64_t store_ready = distribute::coordination_key_value_bytes();
     const int worker = strategy.worker_index(), n = strategy.num_workers();
-    std::printf("SCALE_READY %d %.3f\n", worker, ready);
+    std::printf("SCALE_READY %d %.3f %.3f\n", worker, ready, started);
     std::fflush(stdout);
     const double small = time_all_reduce(strategy, 4096, 3, small_reps);
     const int64_t large_bytes = 16 << 20;

@@ -6,7 +6,8 @@ and MASTER_PORT set up a job), measuring the same things the same way:
          the Gloo full-mesh rendezvous through it, its barrier
   small  4 KB all-reduce latency, microseconds (median of --small_reps, each after a barrier)
   large  16 MB all-reduce, milliseconds (median of --large_reps) and bus bandwidth
-Every rank prints "SCALE_READY <rank> <s>"; rank 0 prints "SCALE <N> ready <s> small_us <us>
+Every rank prints "SCALE_READY <rank> <ready s> <started s>" (started: the launch to main, the
+interpreter and torch's import included); rank 0 prints "SCALE <N> ready <s> small_us <us>
 large_ms <ms> busbw_gbs <GB/s> store_bytes - -" (TCPStore counts no bytes).
 
 Not part of the build; Debian's python3-torch (1.13) is enough.
@@ -40,16 +41,17 @@ def time_all_reduce(nbytes, warmup, reps):
 
 
 def main():
+    t0 = float(os.environ.get("STRATA_SCALE_T0", time.time()))
+    started = time.time() - t0  # the launch to here: the interpreter and torch's import
     p = argparse.ArgumentParser()
     p.add_argument("--small_reps", type=int, default=20)
     p.add_argument("--large_reps", type=int, default=3)
     args = p.parse_args()
-    t0 = float(os.environ.get("STRATA_SCALE_T0", time.time()))
     torch.set_num_threads(1)
     dist.init_process_group("gloo", init_method="env://")
     ready = time.time() - t0
     rank, n = dist.get_rank(), dist.get_world_size()
-    print(f"SCALE_READY {rank} {ready:.3f}", flush=True)
+    print(f"SCALE_READY {rank} {ready:.3f} {started:.3f}", flush=True)
     small = time_all_reduce(4096, 3, args.small_reps)
     large_bytes = 16 << 20
     large = time_all_reduce(large_bytes, 1, args.large_reps)
