@@ -100,6 +100,21 @@ TEST(CudaTraining, MirroredOverEveryGpuWithNcclMatchesOneDevice) {
   testing::expect_weights_near(a, b, 1e-4, 1e-5);
 }
 
+TEST(CudaTraining, MirroredStrategyScopeBuildsOnTheFirstGpu) {
+  STRATA_REQUIRE_GPU();
+  // Code in the scope but outside the replicas reads each variable's first copy, on /gpu:0:
+  // the scope makes that the default device, so Sequential::build's zeros land there (on an
+  // H200 they were on /cpu:0: "conv2d: x and filters are on different devices").
+  distribute::MirroredStrategy strategy;
+  {
+    distribute::Strategy::Scope scope(strategy.scope());
+    EXPECT_EQ(default_device(), Device::gpu(0));
+    std::shared_ptr<Sequential> model = testing::small_classifier();
+    EXPECT_EQ(model->device(), Device::gpu(0));
+  }
+  EXPECT_EQ(default_device(), Device::cpu(0));
+}
+
 TEST(CudaTraining, NcclCollectivesAcrossEveryGpu) {
   STRATA_REQUIRE_GPU();
   if (!distribute::nccl_available()) GTEST_SKIP() << "GPU test: built without NCCL";

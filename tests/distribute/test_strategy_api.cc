@@ -246,6 +246,20 @@ TEST_F(StrategyApi, ScopeIsReentrantAndRestoresTheDefaultStrategy) {
   EXPECT_EQ(def->reduce(ReduceOp::kSum, out).item<float>(), 3.0f);
 }
 
+TEST_F(StrategyApi, AScopeOverLogicalCpusLeavesTheDefaultDeviceAlone) {
+  // The scope makes the first replica's device the default only where that device has memory of
+  // its own (a GPU: CudaTraining.MirroredStrategyScopeBuildsOnTheFirstGpu); logical CPU devices
+  // share the host's, so a model built in the scope stays where the caller's device scope is.
+  MirroredStrategy strategy({"/cpu:1", "/cpu:2"});
+  {
+    auto scope = strategy.scope();
+    EXPECT_EQ(default_device(), Device::cpu(0));
+    DeviceScope inner(Device::cpu(3));
+    EXPECT_EQ(default_device(), Device::cpu(3));
+  }
+  EXPECT_EQ(default_device(), Device::cpu(0));
+}
+
 TEST_F(StrategyApi, EnteringAnotherStrategysScopeIsAStateErrorNamingBoth) {
   MirroredStrategy mirrored(cpus(2));
   CentralStorageStrategy central(cpus(2));
