@@ -103,7 +103,9 @@ std::unique_ptr<WorkerCluster> WorkerCluster::join(const ClusterResolver& resolv
   cluster->worker_index_ = id_in_cluster(spec, *type, *id);
   for (const CoordinationTask& t : tasks) cluster->task_names_.push_back(t.name());
 
-  CoordinationOptions coordination;
+  // The store must hold the Gloo mesh's N(N-1) pair addresses at once (past max_keys' default
+  // beyond 256 workers).
+  CoordinationOptions coordination = with_room_for_rendezvous(CoordinationOptions(), tasks.size());
   coordination.heartbeat_timeout = millis(options.heartbeat_timeout_seconds_);
   coordination.heartbeat_interval = std::max(std::chrono::milliseconds(100),
                                              coordination.heartbeat_timeout / 10);

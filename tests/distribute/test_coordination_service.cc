@@ -21,6 +21,7 @@
 #include "distribute/cluster/coordination/coordination.grpc.pb.h"
 #include "distribute/cluster/coordination/coordination_client.h"
 #include "distribute/cluster/coordination/coordination_service.h"
+#include "distribute/collectives/gloo/gloo_communicator.h"
 #include "distribute/collectives/nccl_support.h"
 #include "tests/framework/saving/child_process_util.h"
 
@@ -531,6 +532,53 @@ TEST(CoordinationServiceHostile, TheStoreIsBounded) {
   EXPECT_TRUE(contains(error_of([&] { job.clients[0]->set("b", std::string(100, 'x')); }),
                        "set('b'): the store would hold 105 bytes, more than its limit (100"));
   EXPECT_EQ(job.clients[1]->try_get("b"), "1");
+}
+
+// Gloo meshes of `n` ranks over the job's clients, each on its own thread; every rank's error,
+// one a line ("" when every rank connected).
+std::string gloo_rendezvous_errors(Job& job, int n, std::chrono::milliseconds timeout) {
+  std::vector<std::future<std::string>> ranks;
+  for (int r = 0; r < n; ++r) {
+    ranks.push_back(std::async(std::launch::async, [&job, r, n, timeout] {
+      GlooOptions options;
+      options.timeout = timeout;
+      try {
+        GlooCommunicator comm(*job.clients[size_t(r)], r, n, options);
+      } catch (const std::exception& e) {
+        return std::string(e.what());
+      }
+      return std::string();
+    }));
+  }
+  std::string all;
+  for (auto& rank : ranks) {
+    const std::string e = rank.get();
+    if (!e.empty()) all += e + "\n";
+  }
+  return all;
+}
+
+// The Gloo mesh holds N(N-1) pair addresses in the store at once: with_room_for_rendezvous adds
+// that to whatever limits the job set (at 257 workers the default max_keys would not do).
+TEST(CoordinationServiceHostile, TheStoreHasRoomForTheGlooRendezvousOfTheJobsTasks) {
+  CoordinationOptions tight = fast_options();
+  tight.max_keys = 4;  // and bytes to spare: the key count is what runs out
+  {
+    Job job(4, tight);
+    job.connect_all();
+    // The rank whose set was refused says why; the others wait for it, then time out.
+    const std::string errors = gloo_rendezvous_errors(job, 4, 1000ms);
+    EXPECT_TRUE(contains(errors, "CoordinationOptions::max_keys")) << errors;
+  }
+  Job job(4, with_room_for_rendezvous(tight, 4));
+  job.connect_all();
+  EXPECT_EQ(gloo_rendezvous_errors(job, 4, 20000ms), "");
+
+  const CoordinationOptions base;
+  const CoordinationOptions big = with_room_for_rendezvous(base, 1024);
+  EXPECT_EQ(big.max_keys, base.max_keys + 1024u * 1023u + 1024u);
+  EXPECT_GE(big.max_store_bytes, base.max_store_bytes + 1024u * 1023u * 291u);
+  EXPECT_EQ(with_room_for_rendezvous(base, 1).max_keys, base.max_keys + 1);
 }
 
 // The index of the first of `calls` to finish (bounded: -1 after 30 s).

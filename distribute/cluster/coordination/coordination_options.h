@@ -29,6 +29,19 @@ struct CoordinationOptions {
   size_t max_waiting_calls = 16384;           // gets and barriers parked at once, all tasks
 };
 
+// `options` with the store's limits (max_keys, max_store_bytes) raised by what the collectives'
+// rendezvous of a job of `tasks` tasks holds at its peak, on top of the job's own use: the Gloo
+// mesh publishes one address per ordered pair of tasks (about 300 bytes with its key:
+// GlooCommunicator) and each task a list of its connections (about 40 bytes a peer). That is
+// 16,384 keys and 5.5 MB at 128 tasks; 1,048,576 keys and 356 MB at 1024, past the defaults.
+// Every task of a job computes the same limits from the same task count.
+inline CoordinationOptions with_room_for_rendezvous(CoordinationOptions options, size_t tasks) {
+  const size_t pairs = tasks > 1 ? tasks * (tasks - 1) : 0;
+  options.max_keys += pairs + tasks;
+  options.max_store_bytes += pairs * 300 + tasks * tasks * 40;
+  return options;
+}
+
 // Fixed limits of every request, checked before anything is stored (INVALID_ARGUMENT naming the
 // field): keys and barrier ids of 1 to kMaxCoordinationKeyBytes bytes; waits (get, barrier) of
 // 0 to kMaxCoordinationWait; a reported error's message is kept up to kMaxReportedErrorBytes
