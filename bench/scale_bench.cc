@@ -15,7 +15,6 @@
 // started being the seconds from the launch to main() (process start and library loading).
 #include <sys/time.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -24,9 +23,18 @@
 
 #include <strata/strata.h>
 
+#include "apps/common/flags.h"
 #include "bench.h"
+#include "step_timer.h"
 #include "distribute/cluster/coordination/coordination_service.h"
 #include "framework/strategy/replica_context.h"
+
+namespace strata::bench {
+using RepsFlag = apps::Ranged<int, 1, 100000>;
+}  // namespace strata::bench
+
+ABSL_FLAG(strata::bench::RepsFlag, small_reps, 20, "Timed 4 KB all-reduces (the median is printed).");
+ABSL_FLAG(strata::bench::RepsFlag, large_reps, 3, "Timed 16 MB all-reduces (the median is printed).");
 
 namespace strata::bench {
 namespace {
@@ -37,22 +45,10 @@ double now_s() {
   return double(tv.tv_sec) + double(tv.tv_usec) / 1e6;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
-
-int flag_value(int argc, char** argv, const std::string& name, int fallback) {
-  for (int i = 0; i + 1 < argc; ++i) {
-    if (argv[i] == "--" + name) return std::max(1, std::atoi(argv[i + 1]));
-  }
-  return fallback;
-}
-
 // Times `reps` all-reduces (sums) of `bytes` on this worker's one replica after `warmup`
 // untimed ones; seconds per op, the median.
 double time_all_reduce(distribute::Strategy& strategy, int64_t bytes, int warmup, int reps) {
-  std::vector<double> times;
+  StepTimes times;
   strategy.run_replicas([&](int) {
     distribute::ReplicaContext* context = distribute::current_replica_context();
     Tensor t = ones({bytes / 4});
@@ -61,23 +57,35 @@ double time_all_reduce(distribute::Strategy& strategy, int64_t bytes, int warmup
       context->barrier();  // start together: the op's time, not the slowest arrival's
       const auto start = std::chrono::steady_clock::now();
       context->all_reduce(t, ReduceOp::kSum);
-      times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-                          .count());
+      times.add(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                    .count(),
+                1);
     }
   });
-  return median(times);
+  return times.median() / 1e3;
 }
 
 }  // namespace
 
 int run_scale(int argc, char** argv) {
+  // parse_command_line reads argv[0] as the program name: put the subcommand there.
+  std::vector<char*> args{const_cast<char*>("strata_bench scale")};
+  args.insert(args.end(), argv, argv + argc);
+  try {
+    apps::parse_command_line(int(args.size()), args.data(),
+                             "One worker of a MultiWorkerMirroredStrategy job: time to ready, "
+                             "4 KB and 16 MB all-reduce, coordination-service bytes.");
+  } catch (const apps::FlagError& e) {
+    std::fprintf(stderr, "strata_bench scale: %s\n", e.what());
+    return 2;
+  }
   const char* t0_text = std::getenv("STRATA_SCALE_T0");
   const double t0 = t0_text != nullptr ? std::atof(t0_text) : now_s();
   // Launched to here: starting the process and loading its libraries, which on a machine with
   // fewer cores than processes grows with N before any rendezvous starts.
   const double started = now_s() - t0;
-  const int small_reps = flag_value(argc, argv, "small_reps", 20);
-  const int large_reps = flag_value(argc, argv, "large_reps", 3);
+  const int small_reps = absl::GetFlag(FLAGS_small_reps).value;
+  const int large_reps = absl::GetFlag(FLAGS_large_reps).value;
   try {
     distribute::MultiWorkerMirroredStrategy strategy;
     const double ready = now_s() - t0;

@@ -16,26 +16,21 @@ double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
-
-// Runs `phase` once to warm up, then `reps` times, each started with the devices idle; returns
+// Runs `phase` once to warm up, then `reps` times, each started with the devices idle; prints
 // the medians of the issue and done times.
 void time_phase(const char* name, const std::function<void()>& phase,
                 const std::vector<Device>& devices, int reps) {
   phase();
   synchronize(devices);
-  std::vector<double> issue, done;
+  StepTimes issue, done;
   for (int i = 0; i < reps; ++i) {
     const auto t0 = Clock::now();
     phase();
-    issue.push_back(ms_since(t0));
+    issue.add(ms_since(t0), 1);
     synchronize(devices);
-    done.push_back(ms_since(t0));
+    done.add(ms_since(t0), 1);
   }
-  const double is = median(issue), dn = median(done);
+  const double is = issue.median(), dn = done.median();
   std::printf("phase %-22s issue %8.2f ms   done %8.2f ms   issue/done %3.0f%%\n", name, is, dn,
               dn > 0 ? 100.0 * std::min(is, dn) / dn : 0.0);
 }

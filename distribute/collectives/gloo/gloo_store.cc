@@ -55,16 +55,6 @@ void GlooStore::set(const std::string& key, const std::vector<char>& data) {
 std::vector<char> GlooStore::get(const std::string& key) { return get_within(key, timeout_); }
 
 std::vector<char> GlooStore::get_within(const std::string& key, std::chrono::milliseconds timeout) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto waited = waited_.find(key);
-    if (waited != waited_.end()) {
-      std::vector<char> value = std::move(waited->second);
-      waited_.erase(waited);
-      fetched_[key] = value;
-      return value;
-    }
-  }
   std::vector<char> value = from_hex(full_key(key), store_.get(full_key(key), timeout));
   std::lock_guard<std::mutex> lock(mutex_);
   fetched_[key] = value;
@@ -73,22 +63,13 @@ std::vector<char> GlooStore::get_within(const std::string& key, std::chrono::mil
 
 void GlooStore::wait(const std::vector<std::string>& keys) { wait(keys, timeout_); }
 
-// Waiting for a key fetches its value: kept for the get() that follows (Gloo waits for a key,
-// then gets it), which would otherwise fetch the same bytes again.
 void GlooStore::wait(const std::vector<std::string>& keys,
                      const std::chrono::milliseconds& timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (const std::string& key : keys) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (waited_.count(key) != 0) continue;
-    }
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
-    std::vector<char> value = from_hex(
-        full_key(key), store_.get(full_key(key), std::max(left, std::chrono::milliseconds(0))));
-    std::lock_guard<std::mutex> lock(mutex_);
-    waited_[key] = std::move(value);
+    store_.get(full_key(key), std::max(left, std::chrono::milliseconds(0)));
   }
 }
 

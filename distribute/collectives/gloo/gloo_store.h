@@ -24,9 +24,10 @@ class GlooStore final : public gloo::rendezvous::Store {
   GlooStore(KeyValueStore& store, std::string prefix, std::chrono::milliseconds timeout);
 
   void set(const std::string& key, const std::vector<char>& data) override;
-  // A value wait() fetched is kept and handed out here once, not fetched again.
   std::vector<char> get(const std::string& key) override;
-  // get() waiting at most `timeout` (CoordinationError naming the key after it).
+  // get() waiting at most `timeout` (CoordinationError naming the key after it). The
+  // rendezvous (GlooCommunicator) reads each key once this way; wait() serves only Gloo's
+  // Store interface, which nothing here calls.
   std::vector<char> get_within(const std::string& key, std::chrono::milliseconds timeout);
   void wait(const std::vector<std::string>& keys) override;
   void wait(const std::vector<std::string>& keys,
@@ -45,7 +46,6 @@ class GlooStore final : public gloo::rendezvous::Store {
   const std::chrono::milliseconds timeout_;
   mutable std::mutex mutex_;
   std::map<std::string, std::vector<char>> fetched_;
-  std::map<std::string, std::vector<char>> waited_;  // fetched by wait(), not yet by get()
 };
 
 }  // namespace strata::distribute
