@@ -1,9 +1,10 @@
 // Activations on the CPU: oneDNN eltwise primitives over the tensor viewed as one flat vector
 // (elementwise ops don't care about shape, and one key per element count keeps the cache small).
 // oneDNN 2.6 has no SELU, hard-sigmoid or softsign algorithm, so those are plain vectorisable
-// loops. Softplus, mish and log-sigmoid are own loops too: oneDNN 2.6's JIT soft_relu loses the
-// small values (softplus(-20) came out as -1.9e-6, negative, where it is 2.06e-9 as TensorFlow
-// and the CUDA backend compute it), and mish and log_sigmoid are built on it.
+// loops. Softplus, mish and log-sigmoid are own loops too, on the formulas the CUDA backend
+// shares (kernels_math/activation_rules.h): oneDNN 2.6's JIT soft_relu loses the small values
+// (softplus(-20) came out as -1.9e-6, negative, where it is 2.06e-9), and mish and log_sigmoid
+// are built on it.
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -12,15 +13,13 @@
 #include "framework/cpu/cpu_widen.h"
 #include "framework/cpu/dnnl_context.h"
 #include "framework/cpu/parallel.h"
+#include "framework/kernels_math/activation_rules.h"
 
 namespace strata {
 namespace {
 
 using dnnl::algorithm;
 using dnnl::memory;
-
-// exp() overflows float beyond log(FLT_MAX): softplus is the identity there (oneDNN's bound).
-constexpr float kExpOverflow = 88.72283172607421875f;
 
 // SELU's fixed constants (Klambauer et al. 2017), as Keras.
 constexpr float kSeluAlpha = 1.6732632423543772f;
@@ -90,11 +89,9 @@ dnnl::eltwise_forward::primitive_desc forward_pd(const EltwiseSpec& s, int64_t n
   return dnnl::eltwise_forward::primitive_desc(desc, cpu::dnnl_default_attr(), cpu::dnnl_engine());
 }
 
-// log(1 + exp(v)), exact for small results (log1p) and the identity once exp(v) overflows.
-inline float softplus(float v) { return v < kExpOverflow ? std::log1p(std::exp(v)) : v; }
-
-// 1 / (1 + exp(-v)), 0 once exp(-v) would overflow instead of dividing by infinity.
-inline float logistic(float v) { return -v < kExpOverflow ? 1.0f / (1.0f + std::exp(-v)) : 0.0f; }
+// The logistic function and softplus: the CUDA backend's own (kernels_math/activation_rules.h).
+using kernels_math::logistic;
+using kernels_math::softplus;
 
 // Runs fn(i) over [0, n) in parallel: the loops for the activations oneDNN 2.6 lacks.
 template <typename Fn>

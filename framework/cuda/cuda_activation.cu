@@ -10,6 +10,7 @@
 
 #include "framework/cuda/cuda_backend.h"
 #include "framework/cuda/kernel_utils.cuh"
+#include "framework/kernels_math/activation_rules.h"
 
 namespace strata {
 namespace {
@@ -29,7 +30,6 @@ struct Consts<float> {
   static constexpr float kTwoOverSqrtPi = 1.12837922573089599609375f;   // 2/sqrt(pi)
   static constexpr float kSqrtTwoOverPi = 0.79788458347320556640625f;   // sqrt(2/pi)
   static constexpr float kGeluCubic = 0.044715f;
-  static constexpr float kExpOverflow = 88.72283172607421875f;           // log(FLT_MAX)
 };
 template <>
 struct Consts<double> {
@@ -39,7 +39,6 @@ struct Consts<double> {
   static constexpr double kTwoOverSqrtPi = 1.1283791670955125738961589031215;
   static constexpr double kSqrtTwoOverPi = 0.79788456080286535587989211986876;
   static constexpr double kGeluCubic = 0.044715;
-  static constexpr double kExpOverflow = 709.78271289338399673222338991671;  // log(DBL_MAX)
 };
 
 // Float or double versions of the libm functions, picked by type.
@@ -48,9 +47,6 @@ template <typename A> __device__ __forceinline__ A d_exp(A v) {
 }
 template <typename A> __device__ __forceinline__ A d_expm1(A v) {
   if constexpr (std::is_same_v<A, float>) return expm1f(v); else return expm1(v);
-}
-template <typename A> __device__ __forceinline__ A d_log1p(A v) {
-  if constexpr (std::is_same_v<A, float>) return log1pf(v); else return log1p(v);
 }
 template <typename A> __device__ __forceinline__ A d_erf(A v) {
   if constexpr (std::is_same_v<A, float>) return erff(v); else return erf(v);
@@ -68,18 +64,9 @@ template <typename A> __device__ __forceinline__ A d_fmax(A a, A b) {
   if constexpr (std::is_same_v<A, float>) return fmaxf(a, b); else return fmax(a, b);
 }
 
-// oneDNN's logistic: 0 once exp(-v) would overflow instead of dividing by infinity.
-template <typename A>
-__device__ __forceinline__ A logistic(A v) {
-  const A minus = -v;
-  return minus < Consts<A>::kExpOverflow ? A(1) / (A(1) + d_exp(minus)) : A(0);
-}
-
-// oneDNN's soft_relu: the identity once exp(v) would overflow.
-template <typename A>
-__device__ __forceinline__ A softplus(A v) {
-  return v < Consts<A>::kExpOverflow ? d_log1p(d_exp(v)) : v;
-}
+// The logistic function and softplus: the CPU backend's own (kernels_math/activation_rules.h).
+using kernels_math::logistic;
+using kernels_math::softplus;
 
 template <typename A>
 __device__ __forceinline__ A activate(Activation act, A v, A alpha) {
