@@ -4,18 +4,22 @@
 #  1. steps/s of the tutorial model (apps/ps_embedding: Embedding sharded over the ps tasks,
 #     batch 32) and of ResNet-20 (batch BATCH) with 1 and 2 workers x 1 and 2 ps, ROUNDS rounds
 #     (median, min-max: this machine drifts by tens of percent);
-#  2. bytes per step of an Embedding(100000, 64) sharded over 2 ps, by rows vs whole.
+#  2. ResNet-20 trained locally by one process with 1 thread (strata_bench train: model.fit),
+#     the reference for the parameter-server runs (1 worker + 1 ps against it: the ratio);
+#  3. bytes per step of an Embedding(100000, 64) sharded over 2 ps, by rows vs whole.
 #   bench/ps_compare.sh                 # STEPS=40 WARMUP=5 BATCH=64 ROUNDS=3
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${STRATA_BUILD_DIR:-build}
 BENCH=$BUILD/bench/strata_ps_bench
+LOCAL=$BUILD/bench/strata_bench
 LAUNCH=$BUILD/apps/strata_launch/strata-launch
 STEPS=${STEPS:-40}
 WARMUP=${WARMUP:-5}
 BATCH=${BATCH:-64}
 ROUNDS=${ROUNDS:-3}
-[ -x "$BENCH" ] && [ -x "$LAUNCH" ] || STRATA_TARGET="strata_ps_bench strata-launch" scripts/build
+[ -x "$BENCH" ] && [ -x "$LAUNCH" ] && [ -x "$LOCAL" ] ||
+  STRATA_TARGET="strata_ps_bench strata-launch strata_bench" scripts/build
 export STRATA_NUM_THREADS=1 OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE
 unset TF_CONFIG
 
@@ -26,6 +30,9 @@ median_range() {  # numbers on stdin -> "median (min-max)"
 
 declare -A runs
 for round in $(seq "$ROUNDS"); do
+  out=$("$LOCAL" train --model resnet20 --batch "$BATCH" --steps "$STEPS" --warmup "$WARMUP" 2>&1) ||
+    { echo "$out" >&2; exit 1; }
+  runs[local]+="$(echo "$out" | sed -n 's/^samples\/s *\([0-9.]*\).*/\1/p' | head -1) "
   for model in tutorial resnet20; do
     for workers in 1 2; do
       for ps in 1 2; do
@@ -50,5 +57,11 @@ for model in tutorial resnet20; do
     echo
   done
 done
+echo
+local_median=$(echo ${runs[local]} | tr ' ' '\n' | median_range | awk '{print $1}')
+ps_median=$(echo ${runs[resnet20.1.1]} | tr ' ' '\n' | median_range | awk '{print $1}')
+awk -v b="$BATCH" -v l="$local_median" -v p="$ps_median" 'BEGIN {
+  printf "ResNet-20 batch %d, samples/s (medians): local 1-thread fit %.1f, 1 worker + 1 ps %.1f: %.2fx\n",
+         b, l, p * b, p * b / l }'
 echo
 "$BENCH" bytes --rows 100000 --dim 64 --batch 128 --steps 20

@@ -226,8 +226,12 @@ VariablePtr ParameterServerStrategy::create_variable(const VariableSpec& spec,
 
 VariablePtr ParameterServerStrategy::create_remote(const VariableSpec& spec) {
   std::shared_ptr<ParameterClient> client;
+  // A name placed already (listed by the coordinator's placement, or made by this task before)
+  // exists on its ps: the handle attaches to it, and no initial value is computed or sent.
+  bool attach = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    attach = placement_.count(spec.name) > 0;
     int ps = -1;
     if (const auto* primary = dynamic_cast<const RemoteVariable*>(spec.colocate_with)) {
       for (int i = 0; i < num_ps(); ++i) {
@@ -245,7 +249,9 @@ VariablePtr ParameterServerStrategy::create_remote(const VariableSpec& spec) {
       ps_ready_[size_t(ps)] = true;
     }
   }
-  return std::make_shared<RemoteVariable>(spec, client, spec.name, /*create=*/true);
+  return std::make_shared<RemoteVariable>(
+      spec, client, spec.name,
+      attach ? RemoteVariable::Origin::kAttach : RemoteVariable::Origin::kCreate);
 }
 
 void ParameterServerStrategy::shutdown_cluster() {

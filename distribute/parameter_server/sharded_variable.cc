@@ -1,9 +1,11 @@
 #include "distribute/parameter_server/sharded_variable.h"
 
 #include <algorithm>
+#include <future>
 #include <string>
 #include <unordered_map>
 
+#include "distribute/parameter_server/wire/remote_variable.h"
 #include "framework/autograd/grad_mode.h"
 #include "framework/autograd/node.h"
 #include "framework/backend/backend.h"
@@ -171,13 +173,21 @@ Tensor ShardedVariable::gather(const Tensor& ids) const {
   {
     NoGradGuard no_grad;
     std::vector<Tensor> parts;
+    // Shards on parameter servers are asked at once (one ReadRows each, all in flight).
+    std::vector<std::future<Tensor>> remote_rows(shards_.size());
+    for (size_t s = 0; s < shards_.size(); ++s) {
+      const auto* remote = dynamic_cast<const RemoteVariable*>(shards_[s].get());
+      if (remote != nullptr && !local[s].empty()) remote_rows[s] = remote->read_rows_async(local[s]);
+    }
     std::vector<int64_t> base(shards_.size(), 0);
     int64_t total = 0;
     for (size_t s = 0; s < shards_.size(); ++s) {
       base[s] = total;
       if (local[s].empty()) continue;
       const VariablePtr& shard = shards_[s];
-      parts.push_back(shard->gather(int64_ids(local[s], shard->device())).detach().to(device()));
+      parts.push_back(remote_rows[s].valid()
+                          ? remote_rows[s].get().to(device())
+                          : shard->gather(int64_ids(local[s], shard->device())).detach().to(device()));
       total += int64_t(local[s].size());
     }
     std::vector<int64_t> where(idv.size());

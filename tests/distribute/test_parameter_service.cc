@@ -12,11 +12,13 @@
 #include <limits>
 #include <numeric>
 
+#include "distribute/parameter_server/parameter_server_strategy.h"
 #include "distribute/parameter_server/wire/parameter_client.h"
 #include "distribute/parameter_server/wire/parameter_server.grpc.pb.h"
 #include "distribute/parameter_server/wire/parameter_service.h"
 #include "distribute/parameter_server/wire/remote_variable.h"
 #include "tests/distribute/conv_embedding_model.h"
+#include "tests/distribute/two_ps_strategy.h"
 
 namespace strata::testing {
 namespace {
@@ -28,25 +30,6 @@ using distribute::ParameterServerOptions;
 using distribute::RemoteVariable;
 namespace pb = distribute::parameter_server_pb;
 using Clock = std::chrono::steady_clock;
-
-// Short deadlines: nothing here may wait long, a hung call fails the test within seconds.
-ParameterServerOptions test_options() {
-  ParameterServerOptions options;
-  options.rpc_timeout = std::chrono::milliseconds(5000);
-  return options;
-}
-
-struct Ps {
-  std::unique_ptr<ParameterServer> server;
-  std::shared_ptr<ParameterClient> client;
-  std::string address;
-  explicit Ps(int task = 0) {
-    server = ParameterServer::start("localhost:0", test_options());
-    address = "localhost:" + std::to_string(server->port());
-    client = std::make_shared<ParameterClient>("/job:ps/replica:0/task:" + std::to_string(task),
-                                               address, test_options());
-  }
-};
 
 // Runs `body`, expecting a CoordinationError whose message holds every one of `parts`.
 template <class Body>
@@ -434,6 +417,31 @@ TEST_F(HostileMessages, PushesThatDoNotFitTheVariableAreRefused) {
   expect_alive("w", {1, 1, 1, 1});
 }
 
+TEST_F(HostileMessages, AttachRefusesDataMissingVariablesAndOtherShapes) {
+  client_->create_variable("a", "a", tensor<float>({1, 2, 3, 4, 5, 6}, {3, 2}), true);
+  pb::CreateVariableRequest request;
+  request.set_id("a");
+  request.set_name("a");
+  request.set_attach(true);
+  *request.mutable_initial_value() = proto_of(tensor<float>({9, 9, 9, 9, 9, 9}, {3, 2}));
+  pb::CreateVariableResponse response;
+  expect_refused(call(&pb::ParameterService::Stub::CreateVariable, request, &response),
+                 grpc::StatusCode::INVALID_ARGUMENT, {"(attach)", "24 bytes of data"});
+  request.mutable_initial_value()->clear_data();
+  request.mutable_initial_value()->set_dtype(pb::DataType(77));
+  expect_refused(call(&pb::ParameterService::Stub::CreateVariable, request, &response),
+                 grpc::StatusCode::INVALID_ARGUMENT, {"(attach)", "dtype"});
+  // 100 000 dims of 2^40: compared as numbers, refused, nothing built from them.
+  request.mutable_initial_value()->set_dtype(pb::DT_FLOAT32);
+  for (int i = 0; i < 100000; ++i) request.mutable_initial_value()->add_dims(int64_t(1) << 40);
+  expect_refused(call(&pb::ParameterService::Stub::CreateVariable, request, &response),
+                 grpc::StatusCode::ALREADY_EXISTS, {"exists as [3,2] float32", ",...]"});
+  request.set_id("missing");
+  expect_refused(call(&pb::ParameterService::Stub::CreateVariable, request, &response),
+                 grpc::StatusCode::NOT_FOUND, {"no variable has id 'missing'"});
+  expect_alive("a", {1, 2, 3, 4, 5, 6});
+}
+
 TEST_F(HostileMessages, AssignAndFetchAddRefuseBadModesDtypesAndOverflow) {
   const int64_t max = std::numeric_limits<int64_t>::max();
   client_->create_variable("n", "n", Tensor::scalar<int64_t>(max - 1), false);
@@ -539,11 +547,11 @@ TEST(RemoteVariable, SecondWorkersHandlesShareTheVariable) {
   spec.initializer = [](const Shape& shape, DType dtype) { return ones(shape, dtype); };
   RemoteVariable first(spec, ps.client, "0:dense/bias");
   first.assign(tensor<float>({1, 2, 3}, {3}));
-  // Another worker rebuilding the model creates it again (kept) or only takes a handle.
+  // Another worker rebuilding the model creates it again (kept) or attaches to it.
   auto other = std::make_shared<ParameterClient>("/job:ps/replica:0/task:0", ps.address,
                                                  test_options());
   RemoteVariable again(spec, other, "0:dense/bias");
-  RemoteVariable handle(spec, other, "0:dense/bias", /*create=*/false);
+  RemoteVariable handle(spec, other, "0:dense/bias", RemoteVariable::Origin::kAttach);
   handle.assign_add(tensor<float>({1, 1, 1}, {3}));
   EXPECT_EQ(again.value().to_vector<float>(), (std::vector<float>{2, 3, 4}));
   EXPECT_EQ(first.value().to_vector<float>(), (std::vector<float>{2, 3, 4}));
@@ -569,45 +577,52 @@ TEST(RemoteVariable, SlotOnAnotherPsIsAnErrorNamingIt) {
   }
 }
 
-// A strategy whose variables are RemoteVariables round-robin over two ps servers, slots on
-// their variable's ps (VariableSpec::colocate_with), as ParameterServerStrategy places them.
-class TwoPsStrategy final : public distribute::Strategy {
- public:
-  TwoPsStrategy() {
-    ps_.push_back(std::make_unique<Ps>(0));
-    ps_.push_back(std::make_unique<Ps>(1));
-  }
-  std::string name() const override { return "TwoPsStrategy"; }
-  int num_replicas_in_sync() const override { return 1; }
-  std::vector<Device> worker_devices() const override { return {Device::cpu()}; }
-  void run_replicas(const std::function<void(int)>& fn) override { fn(0); }
+TEST(ParameterService, AttachChecksTheShapeAndDtypeWithoutTheValue) {
+  Ps ps;
+  const Tensor a = tensor<float>({1, 2, 3, 4, 5, 6}, {3, 2});
+  ps.client->create_variable("a", "dense/kernel", a, true);
+  const int64_t sent = ps.client->bytes_sent();
+  ps.client->attach_variable("a", "dense/kernel", Shape{3, 2}, float32);
+  EXPECT_LT(ps.client->bytes_sent() - sent, 64);
+  EXPECT_EQ(ps.client->read({"a"})[0].to_vector<float>(), a.to_vector<float>());
+  expect_error([&] { ps.client->attach_variable("a", "dense/kernel", Shape{2, 3}, float32); },
+               {"(attach)", "exists as [3,2] float32", "dims [2,3] float32"});
+  expect_error([&] { ps.client->attach_variable("b", "dense/bias", Shape{2}, float32); },
+               {"'dense/bias' (attach)", "no variable has id 'b'", "restart the job"});
+}
 
-  Ps& ps(int i) { return *ps_[size_t(i)]; }
-  // Which ps hosts the variable named `name`, and its id there.
-  std::pair<int, std::string> placement(const std::string& name) const {
-    return placement_.at(name);
+// A worker rebuilding the coordinator's model attaches to its variables: their values stay on
+// the ps, and the worker neither computes nor sends them.
+TEST(ParameterService, AWorkerAttachesToWhatTheCoordinatorPlacedWithoutSendingValues) {
+  Ps ps;
+  const distribute::ClusterSpec cluster(std::map<std::string, std::vector<std::string>>{
+      {"ps", {ps.address}}, {"worker", {"localhost:1"}}});
+  VariableSpec spec{"big/kernel", {256, 256}, float32};
+  spec.initializer = [](const Shape& s, DType d) { return random_uniform(s, -1, 1, d, 3); };
+  distribute::ParameterServerStrategy coordinator(cluster, nullptr, test_options());
+  VariablePtr made;
+  {
+    auto scope = coordinator.scope();
+    made = create_variable(spec);
   }
+  const Tensor value = made->read_value();
 
- protected:
-  VariablePtr create_variable(const VariableSpec& spec, const NextCreator&) override {
-    int task = next_ % 2;
-    if (spec.colocate_with != nullptr) {
-      const auto* primary = dynamic_cast<const RemoteVariable*>(spec.colocate_with);
-      if (primary == nullptr) throw ValueError("colocate_with is not a RemoteVariable");
-      task = primary->client() == ps_[1]->client ? 1 : 0;
-    } else {
-      ++next_;
-    }
-    const std::string id = std::to_string(count_++) + ":" + spec.name;
-    placement_[spec.name] = {task, id};
-    return std::make_shared<RemoteVariable>(spec, ps_[size_t(task)]->client, id);
+  distribute::ParameterServerStrategy worker(cluster, nullptr, test_options());
+  worker.set_placement(coordinator.placement_json());
+  const std::shared_ptr<ParameterClient>& client = worker.ps_clients()[0];
+  const int64_t before = client->bytes_sent();
+  VariablePtr attached, fresh;
+  {
+    auto scope = worker.scope();
+    spec.initializer = [](const Shape& s, DType d) { return zeros(s, d); };
+    attached = create_variable(spec);
+    fresh = create_variable(VariableSpec{"small/bias", {4}, float32});
   }
-
- private:
-  std::vector<std::unique_ptr<Ps>> ps_;
-  int next_ = 0, count_ = 0;
-  std::map<std::string, std::pair<int, std::string>> placement_;
-};
+  // 256 KiB attached for under a kilobyte; the variable the placement did not list is made.
+  EXPECT_LT(client->bytes_sent() - before, 1024);
+  EXPECT_EQ(attached->read_value().to_vector<float>(), value.to_vector<float>());
+  EXPECT_EQ(ps.server->num_variables(), 2u);
+}
 
 class TwoPsFit : public ::testing::TestWithParam<std::string> {};
 

@@ -15,7 +15,8 @@
 // Seeds are real traffic: write_seeds records, with a gRPC client interceptor, every request a
 // small training run sends (a ShardedVariable embedding table of two RemoteVariable shards and a
 // dense kernel on one ps, SGD with momentum by rows and Adam, the step counts claimed by
-// FetchAdd, assignments, a ping and a shutdown) and writes them as inputs.
+// FetchAdd, assignments, a worker's batched step (assignments and updates in one ApplyUpdate),
+// a ping and a shutdown) and writes them as inputs.
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/support/client_interceptor.h>
@@ -38,6 +39,7 @@
 #include "distribute/parameter_server/wire/parameter_client.h"
 #include "distribute/parameter_server/wire/parameter_server.pb.h"
 #include "distribute/parameter_server/wire/parameter_service.h"
+#include "distribute/parameter_server/wire/remote_step.h"
 #include "fuzz/fuzz_support.h"
 
 namespace {
@@ -202,6 +204,17 @@ void train_on_one_ps() {
     const std::vector<Gradient> g = tape.gradient_with_slices(loss, {table, kernel});
     sgd.apply_gradients(std::vector<Gradient>{g[0]}, {table});
     adam.apply_gradients(std::vector<Gradient>{g[1]}, {kernel});
+  }
+  {
+    // A worker's step (remote_step.h): its assignments and updates in one ApplyUpdate.
+    RemoteStep batched(nullptr);
+    GradientTape tape;
+    const Tensor loss = reduce_sum(square(matmul(table->gather(ids), kernel->value())));
+    const std::vector<Gradient> g = tape.gradient_with_slices(loss, {table, kernel});
+    kernel->assign_add(full({3, 2}, 0.5, float32));
+    sgd.apply_gradients(std::vector<Gradient>{g[0]}, {table});
+    adam.apply_gradients(std::vector<Gradient>{g[1]}, {kernel});
+    batched.finish();
   }
   kernel->assign_add(ones({3, 2}));
   kernel->assign_sub(ones({3, 2}));

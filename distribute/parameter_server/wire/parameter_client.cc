@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <type_traits>
+#include <utility>
 
 #include "distribute/errors.h"
 #include "distribute/parameter_server/wire/parameter_server.grpc.pb.h"
@@ -17,6 +19,32 @@ namespace {
 namespace pb = parameter_server_pb;
 namespace wire = ps_wire;
 using std::chrono::milliseconds;
+
+void fill(pb::VariablePush* push, const std::string& id, const std::vector<std::string>& slot_ids,
+          const OptimizerUpdate& rule, const Gradient& grad) {
+  push->set_id(id);
+  for (const std::string& s : slot_ids) push->add_slot_ids(s);
+  wire::to_proto(rule, push->mutable_rule());
+  if (grad.is_sparse()) {
+    const IndexedSlices& slices = grad.slices();
+    push->set_sparse(true);
+    const std::vector<int64_t> indices = slices.indices.cast(DType::kInt64).to_vector<int64_t>();
+    push->mutable_indices()->Add(indices.begin(), indices.end());
+    wire::to_proto(slices.values, push->mutable_rows());
+  } else {
+    // A shard has no dense value: to_dense() says so (variables on a ps take no shards).
+    wire::to_proto(grad.to_dense(), push->mutable_dense_gradient());
+  }
+}
+
+void fill(pb::AssignRequest* request, const std::string& id, const Tensor& value,
+          AssignMode mode) {
+  request->set_id(id);
+  wire::to_proto(value, request->mutable_value());
+  request->set_mode(mode == AssignMode::kAdd   ? pb::AssignRequest::ADD
+                    : mode == AssignMode::kSub ? pb::AssignRequest::SUB
+                                               : pb::AssignRequest::ASSIGN);
+}
 
 }  // namespace
 
@@ -32,7 +60,7 @@ struct ParameterClient::Impl {
   const std::string address;
   const ParameterServerOptions options;
   const std::unique_ptr<pb::ParameterService::Stub> stub;
-  std::atomic<int64_t> sent{0}, received{0};
+  std::atomic<int64_t> sent{0}, received{0}, calls{0};
 
   std::string describe() const { return task + " (" + address + ")"; }
 
@@ -69,9 +97,49 @@ struct ParameterClient::Impl {
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + options.rpc_timeout);
     sent += int64_t(request.ByteSizeLong());
+    ++calls;
     const grpc::Status status = (stub.get()->*rpc)(&context, request, response);
     if (!status.ok()) fail(operation, status);
     received += int64_t(response->ByteSizeLong());
+  }
+
+  // Starts `rpc` (a callback-API call: no thread waits on it) with the deadline and returns
+  // the future of `convert(response)`, or of the CoordinationError. The client outlives every
+  // call it started: its users wait for their futures.
+  template <class Request, class Response, class Rpc, class Convert>
+  auto start(std::string operation, Request request, Rpc rpc, Convert convert)
+      -> std::future<decltype(convert(std::declval<const Response&>()))> {
+    using Result = decltype(convert(std::declval<const Response&>()));
+    struct Call {
+      grpc::ClientContext context;
+      Request request;
+      Response response;
+      std::promise<Result> promise;
+      std::string operation;
+    };
+    auto c = std::make_shared<Call>();
+    c->request = std::move(request);
+    c->operation = std::move(operation);
+    c->context.set_deadline(std::chrono::system_clock::now() + options.rpc_timeout);
+    sent += int64_t(c->request.ByteSizeLong());
+    ++calls;
+    std::future<Result> result = c->promise.get_future();
+    rpc(stub->async(), &c->context, &c->request, &c->response,
+        [this, c, convert](grpc::Status status) {
+          try {
+            if (!status.ok()) fail(c->operation, status);
+            received += int64_t(c->response.ByteSizeLong());
+            if constexpr (std::is_void_v<Result>) {
+              convert(c->response);
+              c->promise.set_value();
+            } else {
+              c->promise.set_value(convert(c->response));
+            }
+          } catch (...) {
+            c->promise.set_exception(std::current_exception());
+          }
+        });
+    return result;
   }
 
   // A reply's tensor, checked like a request's (a ps of another version cannot crash us).
@@ -104,51 +172,72 @@ bool ParameterClient::create_variable(const std::string& id, const std::string& 
   return response.created();
 }
 
-std::vector<Tensor> ParameterClient::read(const std::vector<std::string>& ids) {
-  pb::ReadRequest request;
-  for (const std::string& id : ids) request.add_ids(id);
-  pb::ReadResponse response;
-  impl_->call("Read", request, &response, &pb::ParameterService::Stub::Read);
-  if (size_t(response.values_size()) != ids.size()) {
-    throw CoordinationError("Read: the parameter server " + impl_->describe() + " returned " +
-                            std::to_string(response.values_size()) + " values for " +
-                            std::to_string(ids.size()) + " ids");
-  }
-  std::vector<Tensor> out;
-  out.reserve(ids.size());
-  for (int i = 0; i < response.values_size(); ++i) {
-    out.push_back(impl_->tensor(response.values(i), "Read value of '" + ids[size_t(i)] + "'"));
-  }
-  return out;
+void ParameterClient::attach_variable(const std::string& id, const std::string& name,
+                                      const Shape& shape, DType dtype) {
+  pb::CreateVariableRequest request;
+  request.set_id(id);
+  request.set_name(name);
+  request.set_attach(true);
+  request.mutable_initial_value()->set_dtype(wire::to_proto(dtype));
+  for (int64_t d : shape.dims()) request.mutable_initial_value()->add_dims(d);
+  pb::CreateVariableResponse response;
+  impl_->call("CreateVariable '" + name + "' (attach)", request, &response,
+              &pb::ParameterService::Stub::CreateVariable);
 }
 
-Tensor ParameterClient::read_rows(const std::string& id, const std::vector<int64_t>& indices) {
+std::future<std::vector<Tensor>> ParameterClient::read_async(const std::vector<std::string>& ids) {
+  pb::ReadRequest request;
+  for (const std::string& id : ids) request.add_ids(id);
+  Impl* impl = impl_.get();
+  return impl->start<pb::ReadRequest, pb::ReadResponse>(
+      "Read", std::move(request),
+      [](auto* async, auto* context, auto* req, auto* resp, auto done) {
+        async->Read(context, req, resp, std::move(done));
+      },
+      [impl, ids](const pb::ReadResponse& response) {
+        if (size_t(response.values_size()) != ids.size()) {
+          throw CoordinationError("Read: the parameter server " + impl->describe() +
+                                  " returned " + std::to_string(response.values_size()) +
+                                  " values for " + std::to_string(ids.size()) + " ids");
+        }
+        std::vector<Tensor> out;
+        out.reserve(ids.size());
+        for (int i = 0; i < response.values_size(); ++i) {
+          out.push_back(
+              impl->tensor(response.values(i), "Read value of '" + ids[size_t(i)] + "'"));
+        }
+        return out;
+      });
+}
+
+std::vector<Tensor> ParameterClient::read(const std::vector<std::string>& ids) {
+  return read_async(ids).get();
+}
+
+std::future<Tensor> ParameterClient::read_rows_async(const std::string& id,
+                                                     const std::vector<int64_t>& indices) {
   pb::ReadRowsRequest request;
   request.set_id(id);
   request.mutable_indices()->Add(indices.begin(), indices.end());
-  pb::ReadRowsResponse response;
-  impl_->call("ReadRows of '" + id + "'", request, &response,
-              &pb::ParameterService::Stub::ReadRows);
-  return impl_->tensor(response.rows(), "ReadRows of '" + id + "'");
+  Impl* impl = impl_.get();
+  return impl->start<pb::ReadRowsRequest, pb::ReadRowsResponse>(
+      "ReadRows of '" + id + "'", std::move(request),
+      [](auto* async, auto* context, auto* req, auto* resp, auto done) {
+        async->ReadRows(context, req, resp, std::move(done));
+      },
+      [impl, id](const pb::ReadRowsResponse& response) {
+        return impl->tensor(response.rows(), "ReadRows of '" + id + "'");
+      });
+}
+
+Tensor ParameterClient::read_rows(const std::string& id, const std::vector<int64_t>& indices) {
+  return read_rows_async(id, indices).get();
 }
 
 void ParameterClient::apply_update(const std::string& id, const std::vector<std::string>& slot_ids,
                                    const OptimizerUpdate& rule, const Gradient& grad) {
   pb::ApplyUpdateRequest request;
-  pb::VariablePush* push = request.add_pushes();
-  push->set_id(id);
-  for (const std::string& s : slot_ids) push->add_slot_ids(s);
-  wire::to_proto(rule, push->mutable_rule());
-  if (grad.is_sparse()) {
-    const IndexedSlices& slices = grad.slices();
-    push->set_sparse(true);
-    const std::vector<int64_t> indices = slices.indices.cast(DType::kInt64).to_vector<int64_t>();
-    push->mutable_indices()->Add(indices.begin(), indices.end());
-    wire::to_proto(slices.values, push->mutable_rows());
-  } else {
-    // A shard has no dense value: to_dense() says so (variables on a ps take no shards).
-    wire::to_proto(grad.to_dense(), push->mutable_dense_gradient());
-  }
+  fill(request.add_pushes(), id, slot_ids, rule, grad);
   pb::ApplyUpdateResponse response;
   impl_->call("ApplyUpdate of '" + id + "'", request, &response,
               &pb::ParameterService::Stub::ApplyUpdate);
@@ -156,13 +245,34 @@ void ParameterClient::apply_update(const std::string& id, const std::vector<std:
 
 void ParameterClient::assign(const std::string& id, const Tensor& value, AssignMode mode) {
   pb::AssignRequest request;
-  request.set_id(id);
-  wire::to_proto(value, request.mutable_value());
-  request.set_mode(mode == AssignMode::kAdd   ? pb::AssignRequest::ADD
-                   : mode == AssignMode::kSub ? pb::AssignRequest::SUB
-                                              : pb::AssignRequest::ASSIGN);
+  fill(&request, id, value, mode);
   pb::AssignResponse response;
   impl_->call("Assign of '" + id + "'", request, &response, &pb::ParameterService::Stub::Assign);
+}
+
+std::future<void> ParameterClient::write_async(const std::vector<PendingAssign>& assigns,
+                                               const std::vector<PendingPush>& pushes) {
+  if (assigns.empty() && pushes.empty()) {
+    std::promise<void> nothing;
+    nothing.set_value();
+    return nothing.get_future();
+  }
+  pb::ApplyUpdateRequest request;
+  for (const PendingAssign& a : assigns) fill(request.add_assigns(), a.id, a.value, a.mode);
+  for (const PendingPush& p : pushes) fill(request.add_pushes(), p.id, p.slot_ids, p.rule, p.grad);
+  return impl_->start<pb::ApplyUpdateRequest, pb::ApplyUpdateResponse>(
+      "ApplyUpdate of a step's " + std::to_string(assigns.size()) + " assignment(s) and " +
+          std::to_string(pushes.size()) + " update(s)",
+      std::move(request),
+      [](auto* async, auto* context, auto* req, auto* resp, auto done) {
+        async->ApplyUpdate(context, req, resp, std::move(done));
+      },
+      [](const pb::ApplyUpdateResponse&) {});
+}
+
+void ParameterClient::write(const std::vector<PendingAssign>& assigns,
+                            const std::vector<PendingPush>& pushes) {
+  write_async(assigns, pushes).get();
 }
 
 int64_t ParameterClient::fetch_add(const std::string& id, int64_t delta) {
@@ -209,5 +319,6 @@ const std::string& ParameterClient::address() const { return impl_->address; }
 std::string ParameterClient::describe() const { return impl_->describe(); }
 int64_t ParameterClient::bytes_sent() const { return impl_->sent.load(); }
 int64_t ParameterClient::bytes_received() const { return impl_->received.load(); }
+int64_t ParameterClient::calls() const { return impl_->calls.load(); }
 
 }  // namespace strata::distribute

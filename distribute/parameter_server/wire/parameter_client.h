@@ -4,12 +4,16 @@
 // the fix; a refused request (unknown id, wrong shape) carries the service's message, which
 // names the variable and the field.
 //
-// Thread-safe: calls may run concurrently (one gRPC channel, multiplexed).
+// Thread-safe: calls may run concurrently (one gRPC channel, multiplexed). The *_async calls
+// start the RPC and return at once (gRPC's callback API: no thread waits for it), so that one
+// thread can ask every ps at once; their futures hold the result or the CoordinationError, and
+// the client must outlive every future it returned that is not yet ready.
 //
 // gRPC stays behind the pointer: this header includes neither gRPC nor protobuf.
 #pragma once
 
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,6 +27,19 @@ namespace strata::distribute {
 
 enum class AssignMode : uint8_t { kAssign, kAdd, kSub };
 
+// One assignment and one optimizer update, as write() sends them.
+struct PendingAssign {
+  std::string id;
+  Tensor value;
+  AssignMode mode = AssignMode::kAssign;
+};
+struct PendingPush {
+  std::string id;
+  std::vector<std::string> slot_ids;
+  OptimizerUpdate rule;
+  Gradient grad;
+};
+
 class ParameterClient {
  public:
   // `task`: the ps task's name for messages, e.g. "/job:ps/replica:0/task:1"; `address`: where
@@ -35,16 +52,27 @@ class ParameterClient {
   // model); CoordinationError when it exists with another.
   bool create_variable(const std::string& id, const std::string& name,
                        const Tensor& initial_value, bool trainable);
+  // Checks that variable `id` exists with `shape` and `dtype` (created by another task) without
+  // sending a value; CoordinationError when it is missing or different.
+  void attach_variable(const std::string& id, const std::string& name, const Shape& shape,
+                       DType dtype);
   // The values of `ids`, in order, in one RPC (CPU tensors).
   std::vector<Tensor> read(const std::vector<std::string>& ids);
+  std::future<std::vector<Tensor>> read_async(const std::vector<std::string>& ids);
   // Rows `indices` of variable `id` along axis 0, in order: [indices.size()] + shape[1:].
   Tensor read_rows(const std::string& id, const std::vector<int64_t>& indices);
+  std::future<Tensor> read_rows_async(const std::string& id, const std::vector<int64_t>& indices);
   // One optimizer step of variable `id`, applied on the ps with its slots `slot_ids` (hosted
   // there, in Backend::optimizer_update's order). A sparse gradient travels as its rows.
   void apply_update(const std::string& id, const std::vector<std::string>& slot_ids,
                     const OptimizerUpdate& rule, const Gradient& grad);
   // value <- value (kAssign), value + value (kAdd), value - value (kSub).
   void assign(const std::string& id, const Tensor& value, AssignMode mode = AssignMode::kAssign);
+  // A step's writes to this ps in one ApplyUpdate RPC: the assignments, then the pushes, each
+  // list applied in order on the ps. Nothing is sent when both are empty.
+  void write(const std::vector<PendingAssign>& assigns, const std::vector<PendingPush>& pushes);
+  std::future<void> write_async(const std::vector<PendingAssign>& assigns,
+                                const std::vector<PendingPush>& pushes);
   // Adds `delta` to the int64 scalar variable `id` on the ps, atomically, and returns the value
   // it had (the optimizer's step count: each concurrent update claims its own step).
   int64_t fetch_add(const std::string& id, int64_t delta);
@@ -64,6 +92,8 @@ class ParameterClient {
   // Serialized request and reply bytes of every call so far (for benchmarks and tests).
   int64_t bytes_sent() const;
   int64_t bytes_received() const;
+  // RPCs made so far (each Read, ApplyUpdate, Assign, FetchAdd, ... counts one).
+  int64_t calls() const;
 
   ParameterClient(const ParameterClient&) = delete;
   ParameterClient& operator=(const ParameterClient&) = delete;

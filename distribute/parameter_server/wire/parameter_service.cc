@@ -82,6 +82,7 @@ class Handler final : public pb::ParameterService::CallbackService {
                                         const pb::ApplyUpdateRequest* request,
                                         pb::ApplyUpdateResponse*) override {
     return answer(context, [&] {
+      for (const pb::AssignRequest& a : request->assigns()) assign(a);
       for (const pb::VariablePush& push : request->pushes()) apply(push);
     });
   }
@@ -190,6 +191,7 @@ class Handler final : public pb::ParameterService::CallbackService {
     if (request.id().empty()) {
       invalid("CreateVariable '" + request.name() + "': id is empty");
     }
+    if (request.attach()) return attach(request, response);
     const std::string what = "CreateVariable '" + request.name() + "' initial_value";
     Tensor value = tensor(request.initial_value(), what);
     std::unique_lock<std::shared_mutex> lock(mutex_);
@@ -219,6 +221,41 @@ class Handler final : public pb::ParameterService::CallbackService {
     hosted->variable = std::make_shared<Variable>(spec);
     variables_.emplace(request.id(), std::move(hosted));
     response->set_created(true);
+  }
+
+  // A worker attaching to a variable the coordinator created: the dtype and dims must be the
+  // variable's (compared as numbers: no shape is built from the request's dims).
+  void attach(const pb::CreateVariableRequest& request, pb::CreateVariableResponse* response) {
+    const pb::TensorProto& p = request.initial_value();
+    const std::string what = "CreateVariable '" + request.name().substr(0, 200) + "' (attach)";
+    if (!p.data().empty()) {
+      invalid(what + ": initial_value carries " + std::to_string(p.data().size()) +
+              " bytes of data; an attach sends only the dtype and dims");
+    }
+    const DType dtype = wire::from_proto(int(p.dtype()), what + ": initial_value.dtype");
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    auto it = variables_.find(request.id());
+    if (it == variables_.end()) {
+      refuse(grpc::StatusCode::NOT_FOUND,
+             what + ": no variable has id '" + request.id().substr(0, 200) +
+                 "' on this ps: the coordinator creates every variable before a worker "
+                 "attaches to it (was the ps restarted? restart the job from its checkpoint)");
+    }
+    const Variable& v = *it->second->variable;
+    bool same = dtype == v.dtype() && p.dims_size() == int(v.shape().rank());
+    for (int i = 0; same && i < p.dims_size(); ++i) same = p.dims(i) == v.shape()[i];
+    if (!same) {
+      std::string dims = "[";
+      for (int i = 0; i < std::min(p.dims_size(), 8); ++i) {
+        dims += (i ? "," : "") + std::to_string(p.dims(i));
+      }
+      dims += p.dims_size() > 8 ? ",...]" : "]";
+      refuse(grpc::StatusCode::ALREADY_EXISTS,
+             what + ": " + it->second->describe() + " exists as " +
+                 shape_and_dtype(v.shape(), v.dtype()) + "; the request has dims " + dims + " " +
+                 dtype_name(dtype) + ": every task must build the same model in the same order");
+    }
+    response->set_created(false);
   }
 
   void read(const pb::ReadRequest& request, pb::ReadResponse* response) {

@@ -1,5 +1,7 @@
 #include "distribute/parameter_server/wire/remote_variable.h"
 
+#include "distribute/parameter_server/wire/remote_step.h"
+
 #include <algorithm>
 #include <unordered_map>
 
@@ -26,16 +28,23 @@ Tensor initial_value(const VariableSpec& spec) {
 }  // namespace
 
 RemoteVariable::RemoteVariable(const VariableSpec& spec, std::shared_ptr<ParameterClient> client,
-                               std::string id, bool create)
+                               std::string id, Origin origin)
     : Variable(spec, NoStorage{}),
       client_(std::move(client)),
       id_(std::move(id)),
       leaf_(std::make_shared<autograd::Node>(spec.name)) {
   if (!client_) throw ValueError("RemoteVariable '" + spec.name + "': the ParameterClient is null");
-  if (create) client_->create_variable(id_, name_, initial_value(spec), trainable_);
+  if (origin == Origin::kAttach) {
+    client_->attach_variable(id_, name_, shape_, dtype_);
+  } else {
+    client_->create_variable(id_, name_, initial_value(spec), trainable_);
+  }
 }
 
-Tensor RemoteVariable::value() const { return make_read(client_->read({id_})[0], leaf_); }
+Tensor RemoteVariable::value() const {
+  if (RemoteStep* step = RemoteStep::current()) return make_read(step->read(client_, id_), leaf_);
+  return make_read(client_->read({id_})[0], leaf_);
+}
 
 Tensor RemoteVariable::gather(const Tensor& ids) const {
   if (shape_.rank() != 2) {
@@ -63,7 +72,7 @@ Tensor RemoteVariable::gather(const Tensor& ids) const {
     if (added) unique.push_back(id);
     positions[j] = it->second;
   }
-  const Tensor rows = client_->read_rows(id_, unique);
+  const Tensor rows = read_rows_async(unique).get();
   Tensor out;
   {
     NoGradGuard no_grad;
@@ -96,6 +105,11 @@ Tensor RemoteVariable::gather(const Tensor& ids) const {
   return out;
 }
 
+std::future<Tensor> RemoteVariable::read_rows_async(const std::vector<int64_t>& rows) const {
+  if (RemoteStep* step = RemoteStep::current()) step->before_direct(client_, id_);
+  return client_->read_rows_async(id_, rows);
+}
+
 void RemoteVariable::apply_update(const VariableUpdate& update, UpdateBatch&) {
   std::vector<std::string> slot_ids;
   slot_ids.reserve(update.slots.size());
@@ -111,22 +125,34 @@ void RemoteVariable::apply_update(const VariableUpdate& update, UpdateBatch&) {
     }
     slot_ids.push_back(remote->id_);
   }
+  if (RemoteStep* step = RemoteStep::current()) {
+    step->queue_push(client_, PendingPush{id_, std::move(slot_ids), update.rule, update.grad});
+    return;
+  }
   client_->apply_update(id_, slot_ids, update.rule, update.grad);
+}
+
+void RemoteVariable::write(const Tensor& value, AssignMode mode) {
+  if (RemoteStep* step = RemoteStep::current()) {
+    step->queue_assign(client_, id_, value, mode);
+  } else {
+    client_->assign(id_, value, mode);
+  }
 }
 
 void RemoteVariable::assign(const Tensor& value) {
   check_update(value, "assign");
-  client_->assign(id_, value, AssignMode::kAssign);
+  write(value, AssignMode::kAssign);
 }
 
 void RemoteVariable::assign_add(const Tensor& delta) {
   check_update(delta, "assign_add");
-  client_->assign(id_, delta, AssignMode::kAdd);
+  write(delta, AssignMode::kAdd);
 }
 
 void RemoteVariable::assign_sub(const Tensor& delta) {
   check_update(delta, "assign_sub");
-  client_->assign(id_, delta, AssignMode::kSub);
+  write(delta, AssignMode::kSub);
 }
 
 std::optional<int64_t> RemoteVariable::atomic_fetch_add(int64_t delta) {
@@ -138,6 +164,7 @@ std::optional<int64_t> RemoteVariable::atomic_fetch_add(int64_t delta) {
     throw ShapeError("RemoteVariable '" + name_ + "'.atomic_fetch_add: the variable has shape " +
                      shape_.to_string() + ", expected a scalar (a step count)");
   }
+  if (RemoteStep* step = RemoteStep::current()) step->before_direct(client_, id_);
   return client_->fetch_add(id_, delta);
 }
 

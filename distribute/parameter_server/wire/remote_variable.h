@@ -3,11 +3,13 @@
 // the rows asked for (ReadRows of the unique ids), apply_update() pushes the optimizer's update
 // (one ApplyUpdate RPC; a sparse gradient stays sparse), and the ps applies it with the same
 // Optimizer code as local training; atomic_fetch_add() claims a step of a step count on the ps
-// (one FetchAdd RPC), so that workers updating at once never share a step. Reads are recorded
-// on this handle's own leaf, so GradientTape gradients (dense or IndexedSlices) reach it as they
-// reach a local variable.
+// (one FetchAdd RPC), so that workers updating at once never share a step. Inside a RemoteStep
+// (remote_step.h: a worker's closure) reads come from the step's prefetch and writes are sent
+// together at the step's end, one RPC per ps. Reads are recorded on this handle's own leaf, so
+// GradientTape gradients (dense or IndexedSlices) reach it as they reach a local variable.
 #pragma once
 
+#include <future>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -19,13 +21,20 @@ namespace strata::distribute {
 
 class RemoteVariable final : public Variable {
  public:
-  // A handle to variable `id` on the ps `client` talks to. With `create`, creates it there with
-  // its initial value computed here from spec.initializer / spec.initial_value (as a local
-  // Variable would be: the same random numbers); a variable already there with the same shape
-  // and dtype keeps its value (a second worker rebuilding the model). CoordinationError when
-  // the ps cannot be reached or holds `id` with another shape or dtype.
+  // How the handle meets its variable on the ps.
+  enum class Origin {
+    // Creates it there with its initial value computed here from spec.initializer /
+    // spec.initial_value (as a local Variable would be: the same random numbers); a variable
+    // already there with the same shape and dtype keeps its value.
+    kCreate,
+    // It exists (the coordinator made it; a worker rebuilding the model attaches): only the
+    // shape and dtype travel, no initial value is computed or sent.
+    kAttach,
+  };
+  // A handle to variable `id` on the ps `client` talks to. CoordinationError when the ps cannot
+  // be reached, holds `id` with another shape or dtype, or (kAttach) does not hold it.
   RemoteVariable(const VariableSpec& spec, std::shared_ptr<ParameterClient> client,
-                 std::string id, bool create = true);
+                 std::string id, Origin origin = Origin::kCreate);
 
   // Values arrive in host memory.
   Device device() const override { return Device::cpu(); }
@@ -38,6 +47,9 @@ class RemoteVariable final : public Variable {
   // Rows `ids` (any shape, int32/int64) of a [rows, dim] variable: only the unique ids travel.
   // Its gradient is IndexedSlices of this variable under gradient_with_slices, else dense.
   Tensor gather(const Tensor& ids) const override;
+  // Rows `rows` (valid, distinct) as they are on the ps, started at once (a ShardedVariable asks
+  // all its shards together); no gradient is recorded.
+  std::future<Tensor> read_rows_async(const std::vector<int64_t>& rows) const;
   // One ApplyUpdate RPC. The slots must be RemoteVariables on the same ps (a strategy places
   // them by VariableSpec::colocate_with); CoordinationError naming the slot otherwise.
   void apply_update(const VariableUpdate& update, UpdateBatch& batch) override;
@@ -50,6 +62,9 @@ class RemoteVariable final : public Variable {
   Tensor gradient_handle() const override;
 
  private:
+  // An assignment: queued in the thread's RemoteStep, else one Assign RPC.
+  void write(const Tensor& value, AssignMode mode);
+
   std::shared_ptr<ParameterClient> client_;
   std::string id_;
   std::shared_ptr<autograd::Node> leaf_;   // this handle's node: reads record it

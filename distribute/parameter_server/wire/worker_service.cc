@@ -17,6 +17,7 @@
 #include "distribute/parameter_server/step_registry.h"
 #include "distribute/parameter_server/wire/error_transport.h"
 #include "distribute/parameter_server/wire/ps_grpc.h"
+#include "distribute/parameter_server/wire/remote_step.h"
 #include "distribute/parameter_server/wire/tensor_wire.h"
 #include "distribute/parameter_server/wire/worker_service.grpc.pb.h"
 #include "framework/config/json.h"
@@ -96,6 +97,8 @@ class Executor {
 struct WorkerState {
   std::shared_ptr<Model> model;
   std::map<int64_t, std::unique_ptr<data::Iterator>> iterators;
+  // What the last closure read whole from the ps tasks: the next one prefetches it.
+  std::shared_ptr<RemoteReadPlan> read_plan = std::make_shared<RemoteReadPlan>();
 };
 
 // "" when `name` can name a registered function, else what is wrong with it (as `field`).
@@ -379,7 +382,10 @@ class Handler final : public pb::WorkerService::CallbackService {
       {
         // Slots and other state made during the step are the strategy's too.
         auto scope = strategy_->scope();
+        // The step's reads and writes, batched: one Read and one ApplyUpdate per ps.
+        RemoteStep step(state_.read_plan);
         values = fn(context);
+        step.finish();
       }
       ++closures_run_;
       if (call->IsCancelled()) return;  // nobody reads the result
