@@ -3,7 +3,9 @@
 //   strata-launch --workers 2 --ps 2 --chief -- strata_ps_bench train --model resnet20
 //       every task runs it; the coordinator prints "steps/s N": train steps per second over the
 //       cluster (asynchronous: each worker takes the next step when it is free), after warm-up.
-//       --model tutorial is apps/ps_embedding's model (its Embedding sharded over the ps tasks).
+//       --model tutorial is apps/ps_embedding's model (its variables sharded over the ps tasks
+//       by FixedShardsPartitioner; --partitioner min_size: TensorFlow's tutorial's
+//       MinSizePartitioner(256 KiB), which leaves its small variables whole; none: whole).
 //   strata_ps_bench bytes --rows 100000 --dim 64 --batch 128
 //       bytes on the wire per training step of an Embedding(rows, dim) table sharded over two
 //       ps tasks (in this process), read and updated by rows (what Embedding does: ReadRows and
@@ -33,14 +35,15 @@ using namespace strata::distribute;
 using Clock = std::chrono::steady_clock;
 
 struct Args {
-  std::string mode, model = "tutorial";
+  std::string mode, model = "tutorial", partitioner = "fixed";
   int64_t batch = 64, steps = 40, warmup = 5, rows = 100000, dim = 64;
 };
 
 Args parse(int argc, char** argv) {
   Args a;
   if (argc < 2) throw ValueError("usage: strata_ps_bench train|bytes [--model tutorial|resnet20] "
-                                 "[--batch B] [--steps N] [--warmup W] [--rows R] [--dim D]");
+                                 "[--partitioner fixed|min_size|none] [--batch B] [--steps N] "
+                                 "[--warmup W] [--rows R] [--dim D]");
   a.mode = argv[1];
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
@@ -49,6 +52,7 @@ Args parse(int argc, char** argv) {
     else if (flag == "--steps") a.steps = std::stoll(value);
     else if (flag == "--warmup") a.warmup = std::stoll(value);
     else if (flag == "--rows") a.rows = std::stoll(value);
+    else if (flag == "--partitioner") a.partitioner = value;
     else if (flag == "--dim") a.dim = std::stoll(value);
     else throw ValueError("strata_ps_bench: unknown flag " + flag);
   }
@@ -76,8 +80,18 @@ void register_bench_functions(const Args& a) {
 int coordinate(const Args& a, const ClusterSpec& cluster) {
   const bool tutorial = a.model == "tutorial";
   const int num_ps = cluster.num_tasks("ps");
-  auto strategy = std::make_shared<ParameterServerStrategy>(
-      cluster, tutorial && num_ps > 1 ? std::make_shared<FixedShardsPartitioner>(num_ps) : nullptr);
+  // The tutorial app shards every variable over the ps tasks (FixedShardsPartitioner);
+  // TensorFlow's tutorial shards only variables of 256 KiB and more (MinSizePartitioner).
+  std::shared_ptr<Partitioner> partitioner;
+  if (tutorial && num_ps > 1 && a.partitioner == "fixed") {
+    partitioner = std::make_shared<FixedShardsPartitioner>(num_ps);
+  } else if (tutorial && num_ps > 1 && a.partitioner == "min_size") {
+    partitioner = std::make_shared<MinSizePartitioner>(int64_t(256) << 10, num_ps);
+  } else if (a.partitioner != "fixed" && a.partitioner != "min_size" && a.partitioner != "none") {
+    throw ValueError("strata_ps_bench: --partitioner is fixed, min_size or none, not " +
+                     a.partitioner);
+  }
+  auto strategy = std::make_shared<ParameterServerStrategy>(cluster, partitioner);
   std::shared_ptr<Model> model;
   {
     auto scope = strategy->scope();

@@ -25,6 +25,10 @@
 
 namespace strata::distribute {
 
+namespace parameter_server_pb {
+class ReadResponse;
+}  // namespace parameter_server_pb
+
 enum class AssignMode : uint8_t { kAssign, kAdd, kSub };
 
 // One assignment and one optimizer update, as write() sends them.
@@ -100,6 +104,8 @@ class ParameterClient {
 
  private:
   struct Impl;
+  static std::vector<Tensor> values_of(const Impl& impl, const std::vector<std::string>& ids,
+                                       const parameter_server_pb::ReadResponse& response);
   std::unique_ptr<Impl> impl_;
 };
 

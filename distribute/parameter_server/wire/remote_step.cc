@@ -59,13 +59,26 @@ struct RemoteStep::Ps {
 RemoteStep::RemoteStep(std::shared_ptr<RemoteReadPlan> plan) : plan_(std::move(plan)) {
   if (current_step != nullptr) return;   // nested: the outer step carries the traffic
   if (plan_) {
-    // Every ps is asked at once.
+    // Every ps is asked at once: all but the last started, the last on this thread.
     const std::vector<RemoteReadPlan::PsReads> reads = plan_->reads();
     std::vector<std::future<std::vector<Tensor>>> pending;
-    for (const RemoteReadPlan::PsReads& r : reads) pending.push_back(r.client->read_async(r.ids));
+    for (size_t i = 0; i + 1 < reads.size(); ++i) {
+      pending.push_back(reads[i].client->read_async(reads[i].ids));
+    }
+    std::vector<Tensor> last;
+    std::exception_ptr failure;
+    if (!reads.empty()) {
+      try {
+        last = reads.back().client->read(reads.back().ids);
+      } catch (...) {
+        failure = std::current_exception();
+      }
+    }
     wait_all(pending);
+    if (failure) std::rethrow_exception(failure);
     for (size_t i = 0; i < reads.size(); ++i) {
-      std::vector<Tensor> values = pending[i].get();   // the first failure, named, is thrown
+      // The first failure, named, is thrown.
+      std::vector<Tensor> values = i < pending.size() ? pending[i].get() : std::move(last);
       Ps& p = ps(reads[i].client);
       for (size_t k = 0; k < reads[i].ids.size(); ++k) {
         p.values.emplace(reads[i].ids[k], std::move(values[k]));
@@ -101,14 +114,33 @@ std::future<void> RemoteStep::start_send(Ps& p) {
   return sent;
 }
 
-void RemoteStep::send(Ps& p) { start_send(p).get(); }
+void RemoteStep::send(Ps& p) {
+  std::vector<PendingAssign> assigns = std::move(p.assigns);
+  std::vector<PendingPush> pushes = std::move(p.pushes);
+  p.assigns.clear();
+  p.pushes.clear();
+  p.queued.clear();
+  p.pushed.clear();
+  p.client->write(assigns, pushes);
+}
 
 void RemoteStep::finish() {
   if (!active_) return;
-  // Every ps is sent its writes at once.
+  // Every ps is sent its writes at once: all but the last started, the last on this thread.
+  std::vector<Ps*> with_writes;
+  for (auto& [key, p] : ps_) {
+    if (!p->assigns.empty() || !p->pushes.empty()) with_writes.push_back(p.get());
+  }
   std::vector<std::future<void>> pending;
-  for (auto& [key, p] : ps_) pending.push_back(start_send(*p));
+  std::exception_ptr failure;
+  try {
+    for (size_t i = 0; i + 1 < with_writes.size(); ++i) pending.push_back(start_send(*with_writes[i]));
+    if (!with_writes.empty()) send(*with_writes.back());
+  } catch (...) {
+    failure = std::current_exception();
+  }
   wait_all(pending);
+  if (failure) std::rethrow_exception(failure);
   for (std::future<void>& f : pending) f.get();   // the first failure, named, is thrown
   if (plan_) {
     std::vector<RemoteReadPlan::PsReads> next;

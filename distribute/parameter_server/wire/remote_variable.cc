@@ -72,7 +72,7 @@ Tensor RemoteVariable::gather(const Tensor& ids) const {
     if (added) unique.push_back(id);
     positions[j] = it->second;
   }
-  const Tensor rows = read_rows_async(unique).get();
+  const Tensor rows = read_rows(unique);
   Tensor out;
   {
     NoGradGuard no_grad;
@@ -103,6 +103,11 @@ Tensor RemoteVariable::gather(const Tensor& ids) const {
     if (compute && is_floating(*compute) && *compute != dtype_) return out.cast(*compute);
   }
   return out;
+}
+
+Tensor RemoteVariable::read_rows(const std::vector<int64_t>& rows) const {
+  if (RemoteStep* step = RemoteStep::current()) step->before_direct(client_, id_);
+  return client_->read_rows(id_, rows);
 }
 
 std::future<Tensor> RemoteVariable::read_rows_async(const std::vector<int64_t>& rows) const {

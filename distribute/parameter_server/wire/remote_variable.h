@@ -47,8 +47,9 @@ class RemoteVariable final : public Variable {
   // Rows `ids` (any shape, int32/int64) of a [rows, dim] variable: only the unique ids travel.
   // Its gradient is IndexedSlices of this variable under gradient_with_slices, else dense.
   Tensor gather(const Tensor& ids) const override;
-  // Rows `rows` (valid, distinct) as they are on the ps, started at once (a ShardedVariable asks
-  // all its shards together); no gradient is recorded.
+  // Rows `rows` (valid, distinct) as they are on the ps (one ReadRows); no gradient is recorded.
+  // The async one returns at once (a ShardedVariable asks all its shards together).
+  Tensor read_rows(const std::vector<int64_t>& rows) const;
   std::future<Tensor> read_rows_async(const std::vector<int64_t>& rows) const;
   // One ApplyUpdate RPC. The slots must be RemoteVariables on the same ps (a strategy places
   // them by VariableSpec::colocate_with); CoordinationError naming the slot otherwise.
