@@ -13,6 +13,7 @@
 #include "distribute/parameter_server/cluster_coordinator.h"
 #include "distribute/parameter_server/parameter_server_strategy.h"
 #include "distribute/parameter_server/step_registry.h"
+#include "framework/metrics/metric.h"
 #include "framework/model/model.h"
 #include "framework/trainer/termination_signals.h"
 
@@ -61,6 +62,44 @@ std::vector<Tensor> fit_train_step(StepContext& ctx) {
   return {Tensor::from_vector(values), Tensor::from_vector(names)};
 }
 
+// The library's evaluation of one shard (exact evaluation): args {[shard, num_shards] (int64),
+// the dataset function's name (uint8)}; evaluates every batch of shard `shard` of the function's
+// dataset (one input pipeline) with the compiled metrics reset first, and returns the metrics'
+// state variables' values in Model::metrics() order. The metrics are the worker's own (local
+// state): a shard cut short by a failure leaves nothing behind on the coordinator.
+std::vector<Tensor> evaluate_shard(StepContext& ctx) {
+  if (ctx.model == nullptr) {
+    throw StateError("Model.evaluate: worker " + std::to_string(ctx.worker_index) +
+                     " has no model (the coordinator's set_model did not reach it)");
+  }
+  if (ctx.args.size() != 2 || ctx.args[0].numel() != 2) {
+    throw InternalError("Model.evaluate: the shard step expects [shard, num_shards] and a name");
+  }
+  const std::vector<int64_t> where = ctx.args[0].to_vector<int64_t>();
+  const std::vector<uint8_t> name_bytes = ctx.args[1].to_vector<uint8_t>();
+  const std::string function(name_bytes.begin(), name_bytes.end());
+  const data::Dataset dataset =
+      find_dataset_function(function)(DatasetContext{0, 1}).shard(where[1], where[0]);
+  Model& model = *ctx.model;
+  model.reset_metrics();
+  const std::unique_ptr<data::Iterator> it = dataset.make_iterator();
+  while (const std::optional<data::Element> batch = it->next()) {
+    if (batch->size() < 2 || batch->size() > 3) {
+      throw ValueError("Model.evaluate: DatasetCreator(\"" + function + "\")'s dataset must yield "
+                       "(x, y) or (x, y, sample_weight); worker " +
+                       std::to_string(ctx.worker_index) + " got " +
+                       std::to_string(batch->size()) + " component(s)");
+    }
+    model.test_on_batch((*batch)[0], (*batch)[1], batch->size() == 3 ? (*batch)[2] : Tensor(),
+                        /*reset_metrics=*/false);
+  }
+  std::vector<Tensor> states;
+  for (const std::shared_ptr<metrics::Metric>& m : model.metrics()) {
+    for (const VariablePtr& v : m->variables()) states.push_back(v->read_value());
+  }
+  return states;
+}
+
 Logs decode_logs(const std::vector<Tensor>& out) {
   if (out.size() != 2) throw InternalError("Model.fit: the train step returned no logs");
   const std::vector<double> values = out[0].to_vector<double>();
@@ -79,22 +118,27 @@ Logs decode_logs(const std::vector<Tensor>& out) {
   return logs;
 }
 
+// `strategy` as a shared pointer (a ClusterCoordinator holds one), or a ValueError saying how;
+// `method`: "fit" or "evaluate".
+std::shared_ptr<ParameterServerStrategy> shared_strategy(ParameterServerStrategy& strategy,
+                                                         const std::string& method) {
+  try {
+    return std::static_pointer_cast<ParameterServerStrategy>(strategy.shared_from_this());
+  } catch (const std::bad_weak_ptr&) {
+    throw ValueError("Model." + method + ": under ParameterServerStrategy, " + method +
+                     " makes a ClusterCoordinator for the strategy, which needs it held by a "
+                     "std::shared_ptr (std::make_shared<ParameterServerStrategy>(...)); or "
+                     "create a ClusterCoordinator for it before " + method);
+  }
+}
+
 class Session : public RemoteTrainingSession {
  public:
   Session(ParameterServerStrategy& strategy, Model& model, const std::string& dataset_function) {
     coordinator_ = strategy.coordinator();
     if (coordinator_ == nullptr) {
       // TensorFlow makes one in fit; this one lives for the fit.
-      std::shared_ptr<ParameterServerStrategy> shared;
-      try {
-        shared = std::static_pointer_cast<ParameterServerStrategy>(strategy.shared_from_this());
-      } catch (const std::bad_weak_ptr&) {
-        throw ValueError("Model.fit: under ParameterServerStrategy, fit makes a "
-                         "ClusterCoordinator for the strategy, which needs it held by a "
-                         "std::shared_ptr (std::make_shared<ParameterServerStrategy>(...)); or "
-                         "create a ClusterCoordinator for it before fit");
-      }
-      owned_ = std::make_unique<ClusterCoordinator>(std::move(shared));
+      owned_ = std::make_unique<ClusterCoordinator>(shared_strategy(strategy, "fit"));
       coordinator_ = owned_.get();
     }
     coordinator_->set_model(model);
@@ -142,7 +186,10 @@ class Session : public RemoteTrainingSession {
 
 void register_library_step_functions() {
   static std::once_flag once;
-  std::call_once(once, [] { register_step_function(kFitTrainStep, fit_train_step); });
+  std::call_once(once, [] {
+    register_step_function(kFitTrainStep, fit_train_step);
+    register_step_function(kEvaluateShardStep, evaluate_shard);
+  });
 }
 
 std::unique_ptr<RemoteTrainingSession> ParameterServerTraining::start_training(
@@ -150,6 +197,38 @@ std::unique_ptr<RemoteTrainingSession> ParameterServerTraining::start_training(
   register_library_step_functions();
   find_dataset_function(dataset_function);  // ValueError naming the registered ones
   return std::make_unique<Session>(strategy_, model, dataset_function);
+}
+
+std::vector<std::vector<Tensor>> ParameterServerTraining::evaluate_shards(
+    Model& model, const std::string& dataset_function, int64_t num_shards) {
+  register_library_step_functions();
+  const DatasetFunction fn = find_dataset_function(dataset_function);
+  if (fn(DatasetContext{0, 1}).cardinality() == data::kInfiniteCardinality) {
+    throw ValueError("Model.evaluate: exact evaluation (pss_evaluation_shards) visits every "
+                     "element of DatasetCreator(\"" + dataset_function + "\")'s dataset once, so "
+                     "it must be finite: do not repeat() it");
+  }
+  if (num_shards == CompileOptions::kAutoEvaluationShards) {
+    num_shards = 5 * int64_t(strategy_.num_worker_tasks());   // TensorFlow's "auto"
+  }
+  ClusterCoordinator* coordinator = strategy_.coordinator();
+  std::unique_ptr<ClusterCoordinator> owned;
+  if (coordinator == nullptr) {
+    owned = std::make_unique<ClusterCoordinator>(shared_strategy(strategy_, "evaluate"));
+    coordinator = owned.get();
+  }
+  coordinator->set_model(model);
+  const std::vector<uint8_t> name(dataset_function.begin(), dataset_function.end());
+  std::vector<RemoteValue> shards;
+  for (int64_t k = 0; k < num_shards; ++k) {
+    shards.push_back(coordinator->schedule(
+        kEvaluateShardStep,
+        {Tensor::from_vector(std::vector<int64_t>{k, num_shards}), Tensor::from_vector(name)}));
+  }
+  coordinator->join();
+  std::vector<std::vector<Tensor>> states;
+  for (const RemoteValue& v : shards) states.push_back(v.fetch());
+  return states;
 }
 
 data::Dataset ParameterServerTraining::local_dataset(const std::string& dataset_function) {

@@ -12,7 +12,9 @@
 //     steps of the epoch (each worker resets its metrics at its first step of an epoch).
 //
 // evaluate(DatasetCreator) runs on the coordinator over the registered function's dataset for
-// one input pipeline (DatasetContext{0, 1}); it is not distributed over the workers.
+// one input pipeline (DatasetContext{0, 1}), unless the model was compiled with
+// pss_evaluation_shards: then it is TensorFlow's exact evaluation (evaluate_shards), the shards
+// evaluated as closures on the workers and their metric states summed on the coordinator.
 #pragma once
 
 #include <memory>
@@ -29,6 +31,9 @@ class ParameterServerStrategy;
 // differs from the worker's previous step; returns {values (float64), names ('\n'-separated
 // uint8)} of the logs.
 inline constexpr const char* kFitTrainStep = "__strata_fit_train_step";
+// The library's exact-evaluation step (evaluate_shards): args {[shard, num_shards] (int64), the
+// dataset function's name (uint8)}; returns the metrics' state variables' values.
+inline constexpr const char* kEvaluateShardStep = "__strata_evaluate_shard";
 
 // Registers the library's step functions (idempotent). WorkerServer and the coordinator's fit
 // call it, so every task has them whatever the user registered.
@@ -41,6 +46,9 @@ class ParameterServerTraining : public RemoteTraining {
   std::unique_ptr<RemoteTrainingSession> start_training(
       Model& model, const std::string& dataset_function) override;
   data::Dataset local_dataset(const std::string& dataset_function) override;
+  std::vector<std::vector<Tensor>> evaluate_shards(Model& model,
+                                                   const std::string& dataset_function,
+                                                   int64_t num_shards) override;
 
  private:
   ParameterServerStrategy& strategy_;

@@ -21,6 +21,7 @@ struct CompiledState {
   std::vector<double> loss_weights;                    // one per output
   std::vector<MetricArg> metric_args;
   int steps_per_execution = 1;
+  int64_t pss_evaluation_shards = 0;   // CompileOptions::pss_evaluation_shards_ (-1: "auto")
 
   bool metrics_built = false;
   std::shared_ptr<metrics::Mean> loss_tracker;

@@ -75,6 +75,14 @@ void Model::compile(const CompileOptions& options) {
                      std::to_string(options.steps_per_execution_));
   }
   state->steps_per_execution = options.steps_per_execution_;
+  if (options.pss_evaluation_shards_ < CompileOptions::kAutoEvaluationShards) {
+    throw ValueError("Model.compile: pss_evaluation_shards must be \"auto\", 0 (no exact "
+                     "evaluation) or a number of shards, got " +
+                     (options.pss_evaluation_shards_ == -2
+                          ? std::string("text other than \"auto\"")
+                          : std::to_string(options.pss_evaluation_shards_)));
+  }
+  state->pss_evaluation_shards = options.pss_evaluation_shards_;
   state->metric_args = options.metrics_;
   compiled_ = std::move(state);
   remember_strategy();

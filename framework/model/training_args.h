@@ -62,6 +62,13 @@ struct CompileOptions {
   // Keras' auto_scale_loss: under a "mixed_float16" policy the optimizer is wrapped in a
   // LossScaleOptimizer (unless it is one already).
   bool auto_scale_loss_ = true;
+  // TensorFlow's pss_evaluation_shards, for evaluate(DatasetCreator) under
+  // ParameterServerStrategy: 0 evaluates on this task (no visitation guarantee); n > 0 cuts the
+  // evaluation data into n shards, each evaluated whole by one closure on a worker and counted
+  // exactly once even when a worker fails (the shard runs again elsewhere, from scratch);
+  // kAutoEvaluationShards ("auto") is 5 shards per worker, as TensorFlow's.
+  static constexpr int64_t kAutoEvaluationShards = -1;
+  int64_t pss_evaluation_shards_ = 0;
 
   CompileOptions& optimizer(OptimizerArg o) { optimizer_ = std::move(o); return *this; }
   CompileOptions& loss(LossArg l) { loss_ = {std::move(l)}; return *this; }
@@ -70,6 +77,12 @@ struct CompileOptions {
   CompileOptions& loss_weights(std::vector<double> w) { loss_weights_ = std::move(w); return *this; }
   CompileOptions& steps_per_execution(int n) { steps_per_execution_ = n; return *this; }
   CompileOptions& auto_scale_loss(bool b) { auto_scale_loss_ = b; return *this; }
+  CompileOptions& pss_evaluation_shards(int64_t n) { pss_evaluation_shards_ = n; return *this; }
+  // "auto" (any other text is a ValueError at compile).
+  CompileOptions& pss_evaluation_shards(const std::string& s) {
+    pss_evaluation_shards_ = s == "auto" ? kAutoEvaluationShards : -2;
+    return *this;
+  }
 };
 
 struct FitOptions {

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "framework/callbacks/logs.h"
 #include "framework/data/dataset.h"
@@ -42,6 +43,14 @@ class RemoteTraining {
   // The registered dataset function's dataset for this task alone (one input pipeline), for what
   // runs here: evaluate(DatasetCreator).
   virtual data::Dataset local_dataset(const std::string& dataset_function) = 0;
+  // Exact evaluation (CompileOptions::pss_evaluation_shards): the dataset of one input pipeline
+  // cut into `num_shards` shards (kAutoEvaluationShards: 5 per worker), shard k evaluated whole
+  // by one closure on a worker, with the model's compiled metrics reset first; returns, per
+  // shard, the values of the metrics' state variables in Model::metrics() order. A shard whose
+  // worker fails runs again elsewhere from scratch, so each counts exactly once.
+  virtual std::vector<std::vector<Tensor>> evaluate_shards(Model& model,
+                                                           const std::string& dataset_function,
+                                                           int64_t num_shards) = 0;
 };
 
 }  // namespace strata::distribute

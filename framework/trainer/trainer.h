@@ -71,6 +71,10 @@ class Trainer {
   // after the same batch with TrainingInterrupted (alone, the signalled worker would die and
   // the others fail in their next collective); else the signals' default action.
   Logs run_evaluate(EpochIterator& it, CallbackList& callbacks);
+  // evaluate(DatasetCreator) with pss_evaluation_shards: the shards on the workers, their
+  // metric states summed into this model's metrics.
+  Logs run_exact_evaluation(distribute::RemoteTraining& remote, const DatasetCreator& creator,
+                            int64_t shards, const EvaluateOptions& options);
   Tensor run_predict(EpochIterator& it, const PredictOptions& options);
   // train_on_batch / test_on_batch: one step on a batch of any size, split as evenly as it goes.
   Logs run_one_batch(const data::Element& batch, bool reset_metrics, bool training);

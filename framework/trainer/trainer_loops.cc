@@ -465,6 +465,9 @@ std::map<std::string, double> Trainer::evaluate(const DatasetCreator& creator,
                                                 const EvaluateOptions& o) {
   model_.require_compiled("evaluate");
   distribute::RemoteTraining& remote = remote_training_for(model_, creator, "Model.evaluate");
+  if (const int64_t shards = model_.compiled_->pss_evaluation_shards; shards != 0) {
+    return to_map(run_exact_evaluation(remote, creator, shards, o));
+  }
   if (o.steps_ <= 0) {
     throw ValueError("Model.evaluate: steps must be specified with a DatasetCreator (its dataset "
                      "DatasetCreator(\"" + creator.function() + "\") has no known end): pass "
@@ -475,6 +478,41 @@ std::map<std::string, double> Trainer::evaluate(const DatasetCreator& creator,
   CallbackList callbacks =
       make_callbacks(o.callbacks_, o.verbose_, &model_, 1, it.steps(), nullptr);
   return to_map(run_evaluation(it, callbacks, "Model.evaluate"));  // ParameterServerStrategy
+}
+
+Logs Trainer::run_exact_evaluation(distribute::RemoteTraining& remote,
+                                   const DatasetCreator& creator, int64_t shards,
+                                   const EvaluateOptions& o) {
+  // TensorFlow's exact evaluation: the shards run as closures on the workers, each with its
+  // own metrics from zero; their state variables (sums, for every metric) are added up here.
+  // The data is finite and visited once, so `steps` is not needed.
+  EpochIterator local(remote.local_dataset(creator.function()), 1, "evaluate");
+  const auto scope = strategy_scope(model_);
+  build_state([&local] { return local.peek(); }, /*training=*/false);   // this model's metrics
+  CallbackList callbacks = make_callbacks(o.callbacks_, o.verbose_, &model_, 1, 0, nullptr);
+  callbacks.on_test_begin(Logs());
+  const std::vector<std::vector<Tensor>> states =
+      remote.evaluate_shards(model_, creator.function(), shards);
+  model_.reset_metrics();
+  std::vector<VariablePtr> vars;
+  for (const std::shared_ptr<metrics::Metric>& m : model_.metrics()) {
+    for (const VariablePtr& v : m->variables()) vars.push_back(v);
+  }
+  NoGradGuard no_grad;
+  for (size_t k = 0; k < states.size(); ++k) {
+    if (states[k].size() != vars.size()) {
+      throw ValueError("Model.evaluate: shard " + std::to_string(k) + " returned " +
+                       std::to_string(states[k].size()) + " metric variables, expected " +
+                       std::to_string(vars.size()) + ": every task must compile the same "
+                       "metrics");
+    }
+    for (size_t i = 0; i < vars.size(); ++i) {
+      vars[i]->assign_add(states[k][i].to(vars[i]->device()));
+    }
+  }
+  Logs logs = model_.metrics_logs();
+  callbacks.on_test_end(logs);
+  return logs;
 }
 
 Logs Trainer::run_evaluate(EpochIterator& it, CallbackList& callbacks) {

@@ -29,7 +29,8 @@ inline data::Dataset ps_test_data(int seed) {
                                             Tensor::from_vector(labels, Shape{256, 1})});
 }
 
-inline std::shared_ptr<Model> ps_test_model() {
+// `pss_evaluation_shards`: CompileOptions::pss_evaluation_shards (exact evaluation).
+inline std::shared_ptr<Model> ps_test_model(int64_t pss_evaluation_shards = 0) {
   set_random_seed(5);
   KerasTensor ids = Input({1}, DType::kInt64);
   KerasTensor x = Flatten()(Embedding(kPsTestVocab, kPsTestDim)(ids));
@@ -38,15 +39,21 @@ inline std::shared_ptr<Model> ps_test_model() {
   model->compile(CompileOptions()
                      .optimizer(std::make_shared<optimizers::RMSprop>(0.05))
                      .loss(std::make_shared<losses::BinaryCrossentropy>())
-                     .metrics({"accuracy"}));
+                     .metrics({"accuracy"})
+                     .pss_evaluation_shards(pss_evaluation_shards));
   return model;
 }
 
 // The same, its variables made in `strategy`'s scope.
-inline std::shared_ptr<Model> ps_test_model_in(distribute::Strategy& strategy) {
+inline std::shared_ptr<Model> ps_test_model_in(distribute::Strategy& strategy,
+                                               int64_t pss_evaluation_shards = 0) {
   auto scope = strategy.scope();
-  return ps_test_model();
+  return ps_test_model(pss_evaluation_shards);
 }
+
+// "ps_test_eval_data": 16 batches of 16 from ps_test_data(0), once (finite), each 40 ms late;
+// what exact evaluation shards.
+inline data::Dataset ps_test_eval_data() { return ps_test_data(0).batch(16); }
 
 // The arguments of a "ps_test_meet" closure: `count` of them scheduled at once, each with the
 // same fresh `dir`, run on `count` different workers (one waiting to meet cannot take another).
@@ -83,6 +90,12 @@ inline void register_ps_test_functions() {
           std::this_thread::sleep_for(std::chrono::milliseconds(20));
           return batch;
         });
+  });
+  register_dataset_function("ps_test_eval_data", [](const DatasetContext&) {
+    return ps_test_eval_data().map([](const data::Element& batch) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(40));
+      return batch;
+    });
   });
   register_step_function("ps_test_train", train);
   register_step_function("ps_test_slow_train", [train](StepContext& ctx) {

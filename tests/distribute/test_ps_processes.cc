@@ -10,6 +10,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -359,6 +360,74 @@ TEST_F(PsProcesses, KilledWorkerHasItsStepsRunElsewhereAndIsReadmittedWhenRestar
             << " s after the restart, requeued " << coordinator.closures_requeued()
             << ", per worker " << after[0] << "/" << after[1] << ", test "
             << seconds_since(test_start) << " s\n";
+}
+
+// TensorFlow's exact evaluation (parameter_server_exact_evaluation_test.py): the shards run as
+// closures on the workers; a worker killed in the middle of one has that shard run again,
+// whole, on the other, so every element counts once and the result is the local evaluation's.
+TEST_F(PsProcesses, ExactEvaluationCountsEveryShardOnceWhenAWorkerIsKilledMidway) {
+  constexpr int64_t kShards = 8;   // 2 batches of 40 ms each
+  const std::map<std::string, double> expected =
+      ps_test_model()->evaluate(ps_test_eval_data(), EvaluateOptions().verbose(0));
+  ASSERT_NO_FATAL_FAILURE(start_cluster());
+  auto s = strategy();
+  std::shared_ptr<Model> model = ps_test_model_in(*s, kShards);   // untrained: the same weights
+  ClusterCoordinator coordinator(s, coordinator_options());         // the one evaluate uses
+  std::atomic<bool> evaluated{false};
+  std::thread killer([&] {
+    // Once worker 1 has finished a shard it is inside its next one (each takes ~80 ms). Where a
+    // busy machine lets the kill fall between two shards instead, the result must be the same.
+    while (coordinator.closures_completed_per_worker()[1] < 1 && !evaluated) {
+      std::this_thread::sleep_for(2ms);
+    }
+    std::this_thread::sleep_for(20ms);
+    kill("worker", 1);
+  });
+  std::map<std::string, double> logs;
+  try {
+    logs = model->evaluate(DatasetCreator("ps_test_eval_data"), EvaluateOptions().verbose(0));
+  } catch (...) {
+    evaluated = true;
+    killer.join();
+    throw;
+  }
+  evaluated = true;
+  killer.join();
+  ASSERT_EQ(logs.count("loss"), 1u);
+  ASSERT_EQ(logs.count("accuracy"), 1u);
+  EXPECT_NEAR(logs["loss"], expected.at("loss"), 1e-5 * std::abs(expected.at("loss")));
+  EXPECT_NEAR(logs["accuracy"], expected.at("accuracy"), 1e-6);
+  const std::vector<int64_t> done = coordinator.closures_completed_per_worker();
+  EXPECT_GE(done[0] + done[1], kShards);
+  std::cout << "[exact evaluation] shards done per worker " << done[0] << ", " << done[1]
+            << "; run again after the kill: " << coordinator.closures_requeued() << std::endl;
+
+  // An endless dataset cannot be visited once: a ValueError naming it, before any closure.
+  try {
+    model->evaluate(DatasetCreator("ps_test_data"), EvaluateOptions().verbose(0));
+    ADD_FAILURE() << "no error";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "DatasetCreator(\"ps_test_data\")'s dataset once, so it must be finite"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(ExactEvaluation, CompileRefusesShardsThatAreNotAutoOrACount) {
+  EXPECT_THROW(ps_test_model(-5), ValueError);
+  try {
+    auto model = std::make_shared<Sequential>(std::vector<std::shared_ptr<Layer>>{std::make_shared<Dense>(1)});
+    model->compile(CompileOptions().loss("mse").pss_evaluation_shards("sometimes"));
+    ADD_FAILURE() << "no error";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("pss_evaluation_shards must be \"auto\""),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_NO_THROW(ps_test_model(0));
+  auto model = std::make_shared<Sequential>(std::vector<std::shared_ptr<Layer>>{std::make_shared<Dense>(1)});
+  EXPECT_NO_THROW(model->compile(CompileOptions().loss("mse").pss_evaluation_shards("auto")));
 }
 
 TEST_F(PsProcesses, KilledPsFailsTheCoordinatorNamingItWithinSeconds) {

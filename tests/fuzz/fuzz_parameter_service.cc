@@ -16,7 +16,7 @@
 // small training run sends (a ShardedVariable embedding table of two RemoteVariable shards and a
 // dense kernel on one ps, SGD with momentum by rows and Adam, the step counts claimed by
 // FetchAdd, assignments, a worker's batched step (assignments and updates in one ApplyUpdate),
-// a ping and a shutdown) and writes them as inputs.
+// an attach, a ping and a shutdown) and writes them as inputs.
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/support/client_interceptor.h>
@@ -223,6 +223,8 @@ void train_on_one_ps() {
   sgd.iterations()->assign(Tensor::scalar<int64_t>(7));
   adam.iterations()->assign_add(Tensor::scalar<int64_t>(1));
   ParameterClient client("/job:ps/replica:0/task:0", address, fuzz_options());
+  // A worker attaching to what the coordinator made (shape and dtype only).
+  client.attach_variable("dense/kernel", "dense/kernel", Shape{3, 2}, float32);
   client.ping();
   client.shutdown();
 }

@@ -105,23 +105,23 @@ RemoteStep::Ps& RemoteStep::ps(const std::shared_ptr<ParameterClient>& client) {
   return *p;
 }
 
-std::future<void> RemoteStep::start_send(Ps& p) {
-  std::future<void> sent = p.client->write_async(p.assigns, p.pushes);
+RemoteStep::Queue RemoteStep::take_queue(Ps& p) {
+  Queue q{std::move(p.assigns), std::move(p.pushes)};
   p.assigns.clear();
   p.pushes.clear();
   p.queued.clear();
   p.pushed.clear();
-  return sent;
+  return q;
+}
+
+std::future<void> RemoteStep::start_send(Ps& p) {
+  const Queue q = take_queue(p);
+  return p.client->write_async(q.assigns, q.pushes);
 }
 
 void RemoteStep::send(Ps& p) {
-  std::vector<PendingAssign> assigns = std::move(p.assigns);
-  std::vector<PendingPush> pushes = std::move(p.pushes);
-  p.assigns.clear();
-  p.pushes.clear();
-  p.queued.clear();
-  p.pushed.clear();
-  p.client->write(assigns, pushes);
+  const Queue q = take_queue(p);
+  p.client->write(q.assigns, q.pushes);
 }
 
 void RemoteStep::finish() {

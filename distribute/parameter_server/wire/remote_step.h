@@ -80,6 +80,12 @@ class RemoteStep {
  private:
   struct Ps;
   Ps& ps(const std::shared_ptr<ParameterClient>& client);
+  struct Queue {
+    std::vector<PendingAssign> assigns;
+    std::vector<PendingPush> pushes;
+  };
+  // Empties `ps`'s queue, returning what it held.
+  static Queue take_queue(Ps& ps);
   // Sends `ps`'s queue (and empties it): started, or started and waited for.
   static std::future<void> start_send(Ps& ps);
   static void send(Ps& ps);
