@@ -143,6 +143,36 @@ TEST(CoordinationService, GetTimeoutNamesTheKey) {
   EXPECT_LT(Clock::now() - start, 5s);
 }
 
+TEST(CoordinationService, SetManyAndGetManyInOneRequestEach) {
+  Job job(2);
+  job.connect_all();
+  job.clients[0]->set_many({{"pair/0/1", "a"}, {"pair/0/2", std::string("\0b", 2)},
+                            {"pair/0/1", "last"}});   // a key listed twice keeps its last value
+  EXPECT_EQ(job.clients[1]->get_many({"pair/0/2", "pair/0/1"}, 5s),
+            (std::vector<std::string>{std::string("\0b", 2), "last"}));
+  EXPECT_EQ(job.clients[1]->try_get("pair/0/1"), "last");
+  EXPECT_EQ(job.clients[1]->get_many({}, 5s), std::vector<std::string>{});
+  job.clients[0]->set_many({});
+}
+
+TEST(CoordinationService, GetManyWaitsForKeysSetLaterAndNamesOneStillMissing) {
+  Job job(3);
+  job.connect_all();
+  job.clients[0]->set("k0", "zero");
+  auto values = std::async(std::launch::async, [&] {
+    return job.clients[2]->get_many({"k0", "k1", "k2"}, 20s);
+  });
+  std::this_thread::sleep_for(200ms);
+  job.clients[1]->set_many({{"k2", "two"}, {"k1", "one"}});
+  ASSERT_EQ(values.wait_for(10s), std::future_status::ready);
+  EXPECT_EQ(values.get(), (std::vector<std::string>{"zero", "one", "two"}));
+  const auto start = Clock::now();
+  const std::string message =
+      error_of([&] { job.clients[0]->get_many({"k0", "never/1", "never/2"}, 300ms); });
+  EXPECT_TRUE(contains(message, "get('never/1') timed out after")) << message;
+  EXPECT_LT(Clock::now() - start, 5s);
+}
+
 TEST(CoordinationService, AddIsAtomicAcrossThreads) {
   Job job(2);
   job.connect_all();
@@ -532,6 +562,35 @@ TEST(CoordinationServiceHostile, TheStoreIsBounded) {
   EXPECT_TRUE(contains(error_of([&] { job.clients[0]->set("b", std::string(100, 'x')); }),
                        "set('b'): the store would hold 105 bytes, more than its limit (100"));
   EXPECT_EQ(job.clients[1]->try_get("b"), "1");
+  // set_many stores every entry or none: the fourth key is refused, and so is the third.
+  job.clients[0]->erase("d");
+  EXPECT_TRUE(contains(error_of([&] { job.clients[0]->set_many({{"e", "1"}, {"f", "1"}}); }),
+                       "set_many(2 keys): the store would hold 4 keys, more than its limit"));
+  EXPECT_EQ(job.clients[1]->try_get("e"), std::nullopt);
+  EXPECT_TRUE(contains(
+      error_of([&] { job.clients[0]->set_many({{"e", "1"}, {"b", std::string(99, 'x')}}); }),
+      "more than its limit (100, CoordinationOptions::max_store_bytes)"));
+  EXPECT_EQ(job.clients[1]->try_get("e"), std::nullopt);
+  job.clients[0]->set_many({{"e", "1"}});
+  EXPECT_EQ(job.clients[1]->get_many({"e", "b"}, 1s), (std::vector<std::string>{"1", "1"}));
+}
+
+// A get_many whose values pass the message limit is answered in parts, never refused.
+TEST(CoordinationServiceHostile, GetManyRepliesStayWithinTheMessageLimit) {
+  CoordinationOptions options = fast_options();
+  options.max_message_bytes = 64 << 10;
+  Job job(2, options);
+  job.connect_all();
+  std::vector<std::pair<std::string, std::string>> entries;
+  std::vector<std::string> keys;
+  for (int i = 0; i < 40; ++i) {
+    entries.emplace_back("big/" + std::to_string(i), std::string(8 << 10, char('a' + i % 26)));
+    keys.push_back(entries.back().first);
+  }
+  job.clients[0]->set_many(entries);   // 320 KiB: sent in several requests
+  const std::vector<std::string> values = job.clients[1]->get_many(keys, 5s);
+  ASSERT_EQ(values.size(), keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) EXPECT_EQ(values[i], entries[i].second) << keys[i];
 }
 
 // Gloo meshes of `n` ranks over the job's clients, each on its own thread; every rank's error,

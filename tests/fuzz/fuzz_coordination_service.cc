@@ -14,7 +14,7 @@
 // Input format, repeated up to 32 times:
 //   op (1 byte) | token (1 byte: 0 the job's, 1 none, 2 a wrong one) |
 //   size (2 bytes, little-endian) | payload (size bytes)
-// The method is op % 8. With op's high bit clear the payload is the request's serialized bytes
+// The method is (op & 0x7f) % 10. With op's high bit clear the payload is the request's serialized bytes
 // (what the recorded traffic is); with it set, the payload is a recipe (build_request): the
 // task, incarnation, key, value and timeout picked from the job's own and a few hostile ones,
 // so that mutations reach the job's state (keys that exist, barriers the other tasks meet)
@@ -55,9 +55,13 @@ constexpr const char* kToken = "fuzz-job-token";
 constexpr size_t kMaxCalls = 32;
 constexpr int64_t kMaxFuzzWaitMs = 5;
 
-enum Method { kRegister, kHeartbeat, kBarrier, kSet, kGet, kAdd, kErase, kReportError, kCount };
+enum Method {
+  kRegister, kHeartbeat, kBarrier, kSet, kGet, kAdd, kErase, kReportError, kSetMany, kGetMany,
+  kCount
+};
 constexpr const char* kMethodNames[kCount] = {"Register", "Heartbeat", "Barrier", "Set",
-                                              "Get",      "Add",       "Erase",   "ReportError"};
+                                              "Get",      "Add",       "Erase",   "ReportError",
+                                              "SetMany",  "GetMany"};
 
 std::vector<CoordinationTask> job_tasks() {
   return {{"chief", 0, "localhost:2222"},
@@ -125,6 +129,16 @@ class Forwarder final : public pb::Coordination::CallbackService {
                                         pb::ReportErrorResponse* r) override {
     record(kReportError, *q);
     return forward([&] { return handler->ReportError(c, q, r); });
+  }
+  grpc::ServerUnaryReactor* SetMany(grpc::CallbackServerContext* c, const pb::SetManyRequest* q,
+                                    pb::SetManyResponse* r) override {
+    record(kSetMany, *q);
+    return forward([&] { return handler->SetMany(c, q, r); });
+  }
+  grpc::ServerUnaryReactor* GetMany(grpc::CallbackServerContext* c, const pb::GetManyRequest* q,
+                                    pb::GetManyResponse* r) override {
+    record(kGetMany, *q);
+    return forward([&] { return handler->GetMany(c, q, r); });
   }
 
   // Handler calls running now: the state may be destroyed only once none is (a call's answer
@@ -347,6 +361,20 @@ std::string build_request(int method, const std::string& recipe) {
       q.set_key(pick_name(r, false));
       return with_task(q);
     }
+    case kSetMany: {
+      pb::SetManyRequest q;
+      for (int n = r.byte() % 5; n > 0; --n) {
+        pb::KeyValue* e = q.add_entries();
+        e->set_key(pick_name(r, false));
+        e->set_value(pick_value(r));
+      }
+      return with_task(q);
+    }
+    case kGetMany: {
+      pb::GetManyRequest q;
+      for (int n = r.byte() % 5; n > 0; --n) q.add_keys(pick_name(r, false));
+      return with_task(q);
+    }
     default: {
       pb::ReportErrorRequest q;
       q.set_message(r.bytes(r.byte() | (size_t(r.byte()) << 8)));
@@ -373,7 +401,7 @@ void run_input(Fixture& fixture, const uint8_t* data, size_t size) {
   size_t at = 0;
   while (at + 4 <= size && calls.size() < kMaxCalls) {
     const bool recipe = data[at] & 0x80;
-    const int method = data[at] % kCount;
+    const int method = (data[at] & 0x7f) % kCount;
     const int token = data[at + 1] % 3;
     const size_t length = std::min<size_t>(data[at + 2] | (size_t(data[at + 3]) << 8),
                                            size - at - 4);
@@ -438,6 +466,16 @@ void real_task(const std::string& address, int which, std::vector<CoordinationTa
     client.get("gloo/rank_0", 10s);
     (void)client.try_get("nccl/0/unique_id");
   }
+  // A pair-keyed rendezvous: every task publishes one key per peer and reads its peers'.
+  std::vector<std::pair<std::string, std::string>> mine;
+  std::vector<std::string> theirs;
+  for (int peer = 0; peer < 3; ++peer) {
+    if (peer == which) continue;
+    mine.emplace_back("g/pair/" + std::to_string(which) + "/" + std::to_string(peer), "0a0b");
+    theirs.push_back("g/pair/" + std::to_string(peer) + "/" + std::to_string(which));
+  }
+  client.set_many(mine);
+  (void)client.get_many(theirs, 10s);
   client.add("arrivals", 1);
   client.barrier("epoch_end", 10s);
   if (which == 0) client.erase("gloo/rank_0");

@@ -410,6 +410,92 @@ std::optional<std::string> CoordinationClient::try_get(const std::string& key) {
   return std::move(*response.mutable_value());
 }
 
+void CoordinationClient::set_many(
+    const std::vector<std::pair<std::string, std::string>>& entries) {
+  const size_t limit = impl_->options.max_message_bytes / 2;   // room for the framing
+  for (size_t k = 0; k < entries.size();) {
+    pb::SetManyRequest request;
+    impl_->fill(request.mutable_task());
+    const size_t first = k;
+    size_t bytes = 0;
+    while (k < entries.size()) {
+      const size_t entry = entries[k].first.size() + entries[k].second.size() + 16;
+      if (k > first && bytes + entry > limit) break;
+      pb::KeyValue* e = request.add_entries();
+      e->set_key(entries[k].first);
+      e->set_value(entries[k].second);
+      bytes += entry;
+      ++k;
+    }
+    const std::string operation = "set_many(" + std::to_string(k - first) + " keys, from '" +
+                                  entries[first].first + "')";
+    if (request.ByteSizeLong() > impl_->options.max_message_bytes) {
+      throw CoordinationError(operation + ": the value of '" + entries[first].first + "' is " +
+                              std::to_string(entries[first].second.size()) +
+                              " bytes, more than CoordinationOptions::max_message_bytes (" +
+                              std::to_string(impl_->options.max_message_bytes) +
+                              ") allows: the store is for rendezvous data, not tensors");
+    }
+    pb::SetManyResponse response;
+    impl_->call(operation, impl_->options.rpc_timeout, [&](grpc::ClientContext* context) {
+      return impl_->stub->SetMany(context, request, &response);
+    });
+  }
+}
+
+std::vector<std::string> CoordinationClient::get_many(const std::vector<std::string>& keys,
+                                                      milliseconds timeout) {
+  const std::string operation = "get_many(" + std::to_string(keys.size()) + " keys)";
+  Impl::check_wait(operation, timeout);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const size_t limit = impl_->options.max_message_bytes / 2;
+  std::vector<std::string> values(keys.size());
+  std::vector<size_t> missing(keys.size());
+  for (size_t k = 0; k < keys.size(); ++k) missing[k] = k;
+  while (!missing.empty()) {
+    // Everything set now: the missing keys in requests within the message limit.
+    std::vector<size_t> still;
+    for (size_t start = 0; start < missing.size();) {
+      pb::GetManyRequest request;
+      impl_->fill(request.mutable_task());
+      size_t end = start, bytes = 0;
+      while (end < missing.size() && (end == start || bytes + keys[missing[end]].size() + 8 <= limit)) {
+        request.add_keys(keys[missing[end]]);
+        bytes += keys[missing[end]].size() + 8;
+        ++end;
+      }
+      pb::GetManyResponse response;
+      impl_->call(operation, impl_->options.rpc_timeout, [&](grpc::ClientContext* context) {
+        return impl_->stub->GetMany(context, request, &response);
+      });
+      const int n = request.keys_size();
+      if (response.found_size() != n || response.values_size() != n) {
+        throw CoordinationError(operation + ": the coordination service answered " +
+                                std::to_string(response.found_size()) + " keys for " +
+                                std::to_string(n) + ": a service of another version?");
+      }
+      for (int j = 0; j < n; ++j) {
+        const size_t k = missing[start + size_t(j)];
+        if (response.found(j)) {
+          values[k] = std::move(*response.mutable_values(j));
+        } else {
+          still.push_back(k);
+        }
+      }
+      start = end;
+    }
+    missing = std::move(still);
+    if (missing.empty()) break;
+    // Wait on the service for the first key still missing (a timeout names it), then read
+    // whatever else was set meanwhile in one pass.
+    const auto left = std::chrono::duration_cast<milliseconds>(deadline -
+                                                               std::chrono::steady_clock::now());
+    values[missing.front()] = get(keys[missing.front()], std::max(left, milliseconds(0)));
+    missing.erase(missing.begin());
+  }
+  return values;
+}
+
 int64_t CoordinationClient::add(const std::string& key, int64_t delta) {
   pb::AddRequest request;
   impl_->fill(request.mutable_task());

@@ -60,6 +60,14 @@ class CoordinationClient final : public KeyValueStore {
   std::optional<std::string> try_get(const std::string& key) override;
   int64_t add(const std::string& key, int64_t delta) override;
   void erase(const std::string& key) override;
+  // One SetMany request (more only where the entries pass half of max_message_bytes: each
+  // request is stored whole or not at all).
+  void set_many(const std::vector<std::pair<std::string, std::string>>& entries) override;
+  // One GetMany for every key set now, then, while some are missing, a get() of the first one
+  // (waiting on the service, no polling) and one GetMany for the rest: a few requests where
+  // get() per key would make one each.
+  std::vector<std::string> get_many(const std::vector<std::string>& keys,
+                                    std::chrono::milliseconds timeout) override;
 
   CoordinationClient(const CoordinationClient&) = delete;
   CoordinationClient& operator=(const CoordinationClient&) = delete;

@@ -53,6 +53,24 @@ grpc::ServerUnaryReactor* CoordinationHandler::Get(grpc::CallbackServerContext* 
   return reactor;
 }
 
+grpc::ServerUnaryReactor* CoordinationHandler::SetMany(grpc::CallbackServerContext* context,
+                                                       const pb::SetManyRequest* request,
+                                                       pb::SetManyResponse*) {
+  if (auto* refused = refuse_outsider(context, kService)) return refused;
+  auto* reactor = context->DefaultReactor();
+  state_.set_many(*request, reactor);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* CoordinationHandler::GetMany(grpc::CallbackServerContext* context,
+                                                       const pb::GetManyRequest* request,
+                                                       pb::GetManyResponse* response) {
+  if (auto* refused = refuse_outsider(context, kService)) return refused;
+  auto* reactor = context->DefaultReactor();
+  state_.get_many(*request, response, reactor);
+  return reactor;
+}
+
 grpc::ServerUnaryReactor* CoordinationHandler::Add(grpc::CallbackServerContext* context,
                                                    const pb::AddRequest* request,
                                                    pb::AddResponse* response) {

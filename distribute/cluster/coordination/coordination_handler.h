@@ -35,6 +35,13 @@ class CoordinationHandler final : public pb::Coordination::CallbackService {
                                         const pb::ReportErrorRequest* request,
                                         pb::ReportErrorResponse* response) override;
 
+  grpc::ServerUnaryReactor* SetMany(grpc::CallbackServerContext* context,
+                                    const pb::SetManyRequest* request,
+                                    pb::SetManyResponse* response) override;
+  grpc::ServerUnaryReactor* GetMany(grpc::CallbackServerContext* context,
+                                    const pb::GetManyRequest* request,
+                                    pb::GetManyResponse* response) override;
+
  private:
   CoordinationState& state_;
 };

@@ -319,6 +319,77 @@ void CoordinationState::get(const pb::GetRequest& request, pb::GetResponse* resp
   wake_.notify_one();   // its deadline
 }
 
+void CoordinationState::set_many(const pb::SetManyRequest& request, Reactor* reactor) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const std::string operation = "set_many(" + std::to_string(request.entries_size()) + " keys)";
+  size_t i = 0;
+  Status status = admit(request.has_task(), request.task(), operation, &i);
+  if (status.ok() && error_) status = posted_status();
+  for (int k = 0; status.ok() && k < request.entries_size(); ++k) {
+    const std::string field = "entries[" + std::to_string(k) + "].key";
+    status = check_name(operation, field.c_str(), request.entries(k).key());
+  }
+  if (!status.ok()) return reactor->Finish(status);
+  // Every entry or none: the room is checked for all of them together (a key listed twice
+  // keeps its last value).
+  std::map<std::string, size_t> last;   // key -> its last value's size
+  for (const pb::KeyValue& e : request.entries()) last[e.key()] = e.value().size();
+  size_t keys = values_.size(), bytes = store_bytes_;
+  for (const auto& [key, value_bytes] : last) {
+    auto it = values_.find(key);
+    if (it == values_.end()) {
+      ++keys;
+    } else {
+      bytes -= key.size() + it->second.size();
+    }
+    bytes += key.size() + value_bytes;
+  }
+  if (keys > options_.max_keys) {
+    return reactor->Finish(exhausted(
+        operation, "the store would hold " + std::to_string(keys) + " keys, more than its "
+                   "limit (CoordinationOptions::max_keys): erase keys no task needs any more, "
+                   "or raise the limit"));
+  }
+  if (bytes > options_.max_store_bytes) {
+    return reactor->Finish(exhausted(
+        operation, "the store would hold " + std::to_string(bytes) + " bytes, more than its "
+                   "limit (" + std::to_string(options_.max_store_bytes) +
+                   ", CoordinationOptions::max_store_bytes): the store is for rendezvous data, "
+                   "not tensors"));
+  }
+  for (const pb::KeyValue& e : request.entries()) publish(e.key(), e.value());
+  reactor->Finish(Status::OK);
+}
+
+void CoordinationState::get_many(const pb::GetManyRequest& request, pb::GetManyResponse* response,
+                                 Reactor* reactor) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const std::string operation = "get_many(" + std::to_string(request.keys_size()) + " keys)";
+  size_t i = 0;
+  Status status = admit(request.has_task(), request.task(), operation, &i);
+  if (status.ok() && error_) status = posted_status();
+  for (int k = 0; status.ok() && k < request.keys_size(); ++k) {
+    const std::string field = "keys[" + std::to_string(k) + "]";
+    status = check_name(operation, field.c_str(), request.keys(k));
+  }
+  if (!status.ok()) return reactor->Finish(status);
+  // The reply stays within the message limit (with room for its framing): a value that would
+  // pass it is answered not found, and the client asks for it again.
+  const size_t limit = options_.max_message_bytes / 2;
+  size_t reply = 0;
+  for (const std::string& key : request.keys()) {
+    auto it = values_.find(key);
+    const bool fits = it != values_.end() && reply + it->second.size() + 16 <= limit;
+    response->add_found(fits);
+    response->add_values(fits ? it->second : std::string());
+    if (fits) {
+      reply += it->second.size() + 16;
+      count_value_bytes(key.size() + it->second.size());
+    }
+  }
+  reactor->Finish(Status::OK);
+}
+
 void CoordinationState::add(const pb::AddRequest& request, pb::AddResponse* response,
                             Reactor* reactor) {
   std::lock_guard<std::mutex> lock(mutex_);

@@ -50,6 +50,9 @@ class CoordinationState {
   void barrier(const pb::BarrierRequest& request, Reactor* reactor);
   void set(const pb::SetRequest& request, Reactor* reactor);
   void get(const pb::GetRequest& request, pb::GetResponse* response, Reactor* reactor);
+  void set_many(const pb::SetManyRequest& request, Reactor* reactor);
+  void get_many(const pb::GetManyRequest& request, pb::GetManyResponse* response,
+                Reactor* reactor);
   void add(const pb::AddRequest& request, pb::AddResponse* response, Reactor* reactor);
   void erase(const pb::EraseRequest& request, Reactor* reactor);
   void report_error(const pb::ReportErrorRequest& request,

@@ -7,10 +7,13 @@
 // where the store knows it, the tasks that have not shown up).
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "distribute/errors.h"
 
@@ -29,6 +32,27 @@ class KeyValueStore {
   virtual int64_t add(const std::string& key, int64_t delta) = 0;
   // Removes `key` (nothing when unset).
   virtual void erase(const std::string& key) = 0;
+
+  // Several keys at once (a rendezvous publishes and reads one key per peer). A store that can
+  // do either in fewer round trips overrides them (the coordination service: one request each);
+  // these defaults call set() / get() per key.
+  virtual void set_many(const std::vector<std::pair<std::string, std::string>>& entries) {
+    for (const auto& [key, value] : entries) set(key, value);
+  }
+  // The values of `keys`, in order, each waited for; CoordinationError naming a key still unset
+  // when `timeout` (for all of them together) has passed.
+  virtual std::vector<std::string> get_many(const std::vector<std::string>& keys,
+                                            std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::vector<std::string> values;
+    values.reserve(keys.size());
+    for (const std::string& key : keys) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      values.push_back(get(key, std::max(left, std::chrono::milliseconds(0))));
+    }
+    return values;
+  }
 };
 
 }  // namespace strata::distribute

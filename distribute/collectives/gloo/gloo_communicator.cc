@@ -69,19 +69,28 @@ class MeshContext final : public gloo::rendezvous::Context {
                      std::chrono::steady_clock::time_point deadline) {
     auto transport = device->createContext(rank, size);
     transport->setTimeout(getTimeout());
+    // This rank's end of every pair, published in one request; the other ends' addresses read
+    // in a few (KeyValueStore::set_many / get_many), not 2(N-1) round trips through the
+    // coordination service.
+    std::vector<std::pair<std::string, std::vector<char>>> mine;
+    std::vector<std::string> theirs;
     for (int peer = 0; peer < size; ++peer) {
       if (peer == rank) continue;
-      store.set(pair_key(rank, peer), transport->createPair(peer)->address().bytes());
+      mine.emplace_back(pair_key(rank, peer), transport->createPair(peer)->address().bytes());
+      theirs.push_back(pair_key(peer, rank));
     }
+    store.set_many(mine);
+    const std::vector<std::vector<char>> addresses = store.get_many_within(
+        theirs, std::max(std::chrono::duration_cast<std::chrono::milliseconds>(
+                             deadline - std::chrono::steady_clock::now()),
+                         std::chrono::milliseconds(0)));
     // In rank order on every rank, as connectFullMesh: a pair's connect waits for its other end
     // to connect too, so another order (each rank starting with the next, say) can wait in a
     // circle.
+    size_t next = 0;
     for (int peer = 0; peer < size; ++peer) {
       if (peer == rank) continue;
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          deadline - std::chrono::steady_clock::now());
-      transport->getPair(peer)->connect(
-          store.get_within(pair_key(peer, rank), std::max(left, std::chrono::milliseconds(0))));
+      transport->getPair(peer)->connect(addresses[next++]);
     }
     device_ = device;
     transportContext_ = std::move(transport);

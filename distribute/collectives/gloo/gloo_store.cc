@@ -61,6 +61,27 @@ std::vector<char> GlooStore::get_within(const std::string& key, std::chrono::mil
   return value;
 }
 
+void GlooStore::set_many(const std::vector<std::pair<std::string, std::vector<char>>>& entries) {
+  std::vector<std::pair<std::string, std::string>> full;
+  full.reserve(entries.size());
+  for (const auto& [key, data] : entries) full.emplace_back(full_key(key), to_hex(data));
+  store_.set_many(full);
+}
+
+std::vector<std::vector<char>> GlooStore::get_many_within(const std::vector<std::string>& keys,
+                                                          std::chrono::milliseconds timeout) {
+  std::vector<std::string> full;
+  full.reserve(keys.size());
+  for (const std::string& key : keys) full.push_back(full_key(key));
+  const std::vector<std::string> texts = store_.get_many(full, timeout);
+  std::vector<std::vector<char>> values;
+  values.reserve(keys.size());
+  for (size_t k = 0; k < keys.size(); ++k) values.push_back(from_hex(full[k], texts[k]));
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (size_t k = 0; k < keys.size(); ++k) fetched_[keys[k]] = values[k];
+  return values;
+}
+
 void GlooStore::wait(const std::vector<std::string>& keys) { wait(keys, timeout_); }
 
 void GlooStore::wait(const std::vector<std::string>& keys,

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gloo/rendezvous/store.h>
@@ -29,6 +30,11 @@ class GlooStore final : public gloo::rendezvous::Store {
   // rendezvous (GlooCommunicator) reads each key once this way; wait() serves only Gloo's
   // Store interface, which nothing here calls.
   std::vector<char> get_within(const std::string& key, std::chrono::milliseconds timeout);
+  // Several keys in one request each way where the store can (KeyValueStore::set_many /
+  // get_many): a rendezvous publishes and reads one key per peer.
+  void set_many(const std::vector<std::pair<std::string, std::vector<char>>>& entries);
+  std::vector<std::vector<char>> get_many_within(const std::vector<std::string>& keys,
+                                                 std::chrono::milliseconds timeout);
   void wait(const std::vector<std::string>& keys) override;
   void wait(const std::vector<std::string>& keys,
             const std::chrono::milliseconds& timeout) override;
