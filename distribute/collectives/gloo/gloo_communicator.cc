@@ -1,5 +1,6 @@
 #include "distribute/collectives/gloo/gloo_communicator.h"
 
+#include <netinet/in.h>
 #include <signal.h>
 
 #include <gloo/allgather.h>
@@ -49,6 +50,28 @@ std::string pair_key(int from, int to) {
   return "pair/" + std::to_string(from) + "/" + std::to_string(to);
 }
 
+// Whether this end of a pair dials the other (Gloo's rule, tcp::Pair::connect: the end whose
+// address compares larger connects; the other waits on its listening socket). False for
+// addresses Gloo itself would refuse (its connect then says why).
+bool dials(const gloo::transport::tcp::Address& self, const gloo::transport::tcp::Address& peer) {
+  const sockaddr_storage& a = self.getSockaddr();
+  const sockaddr_storage& b = peer.getSockaddr();
+  if (a.ss_family != b.ss_family) return false;
+  int rv = 0;
+  if (a.ss_family == AF_INET) {
+    const auto* sa = reinterpret_cast<const sockaddr_in*>(&a);
+    const auto* sb = reinterpret_cast<const sockaddr_in*>(&b);
+    rv = std::memcmp(&sa->sin_addr, &sb->sin_addr, sizeof(in_addr));
+    if (rv == 0) rv = int(sa->sin_port) - int(sb->sin_port);
+  } else if (a.ss_family == AF_INET6) {
+    const auto* sa = reinterpret_cast<const sockaddr_in6*>(&a);
+    const auto* sb = reinterpret_cast<const sockaddr_in6*>(&b);
+    rv = std::memcmp(&sa->sin6_addr, &sb->sin6_addr, sizeof(in6_addr));
+    if (rv == 0) rv = int(sa->sin6_port) - int(sb->sin6_port);
+  }
+  return rv > 0;
+}
+
 // A rendezvous context that lets abort() reach its transport context, and connects its full
 // mesh with one store key per pair.
 class MeshContext final : public gloo::rendezvous::Context {
@@ -84,13 +107,27 @@ class MeshContext final : public gloo::rendezvous::Context {
         theirs, std::max(std::chrono::duration_cast<std::chrono::milliseconds>(
                              deadline - std::chrono::steady_clock::now()),
                          std::chrono::milliseconds(0)));
-    // In rank order on every rank, as connectFullMesh: a pair's connect waits for its other end
-    // to connect too, so another order (each rank starting with the next, say) can wait in a
-    // circle.
-    size_t next = 0;
-    for (int peer = 0; peer < size; ++peer) {
+    // First the pairs this rank dials: each completes once the peer's listening socket takes
+    // the connection (the peer's kernel and its device thread do that, whatever the peer's own
+    // thread is doing). Then the pairs where it listens: their peers dial them in their own
+    // first pass. So no rank waits on another's progress through its list, and the mesh forms
+    // in about one round trip, not a wave of N rank-ordered steps (connectFullMesh's order, which
+    // on a crowded machine needs every process scheduled once per step).
+    std::vector<int> peers;
+    std::vector<const std::vector<char>*> peer_address;
+    for (int peer = 0, next = 0; peer < size; ++peer) {
       if (peer == rank) continue;
-      transport->getPair(peer)->connect(addresses[next++]);
+      peers.push_back(peer);
+      peer_address.push_back(&addresses[size_t(next++)]);
+    }
+    for (const bool dialing : {true, false}) {
+      for (size_t j = 0; j < peers.size(); ++j) {
+        const std::unique_ptr<gloo::transport::Pair>& pair = transport->getPair(peers[j]);
+        const bool dials_peer =
+            dials(gloo::transport::tcp::Address(pair->address().bytes()),
+                  gloo::transport::tcp::Address(*peer_address[j]));
+        if (dials_peer == dialing) pair->connect(*peer_address[j]);
+      }
     }
     device_ = device;
     transportContext_ = std::move(transport);
