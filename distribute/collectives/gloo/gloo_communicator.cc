@@ -86,8 +86,8 @@ class MeshContext final : public gloo::rendezvous::Context {
   // connectFullMesh publishes a rank's N-1 addresses under one key that every rank reads whole
   // (with a wait that fetches it first): O(N^3) bytes through the store, all of them through
   // the chief's coordination service (about 9 GB at 256 ranks). Here each address crosses the
-  // store twice, O(N^2) bytes, in the same number of store operations (N(N-1) sets and gets
-  // against N sets and 2N(N-1) gets). Every read waits until `deadline`.
+  // store twice, O(N^2) bytes, in a few requests per rank (one set_many, a get_many or two).
+  // Every read waits until `deadline`.
   void connect_pairs(GlooStore& store, const std::shared_ptr<gloo::transport::Device>& device,
                      std::chrono::steady_clock::time_point deadline) {
     auto transport = device->createContext(rank, size);
