@@ -224,7 +224,7 @@ void train_on_one_ps() {
   adam.iterations()->assign_add(Tensor::scalar<int64_t>(1));
   ParameterClient client("/job:ps/replica:0/task:0", address, fuzz_options());
   // A worker attaching to what the coordinator made (shape and dtype only).
-  client.attach_variable("dense/kernel", "dense/kernel", Shape{3, 2}, float32);
+  client.attach_variable("dense/kernel/part_0", "dense/kernel/part_0", Shape{2, 2}, float32);
   client.ping();
   client.shutdown();
 }
