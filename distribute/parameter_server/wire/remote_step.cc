@@ -176,7 +176,8 @@ void RemoteStep::queue_assign(const std::shared_ptr<ParameterClient>& client,
   // The ps applies a request's assignments before its updates: one made after a queued update
   // of the same variable waits for that update to be sent.
   if (p.pushed.count(id)) send(p);
-  const Tensor mine = value.detach().clone();
+  // On the host, as the step's copies are (a GPU worker's BatchNorm statistics come from its GPU).
+  const Tensor mine = value.detach().to(Device::cpu()).clone();
   auto it = p.values.find(id);
   if (it != p.values.end()) {
     if (mode == AssignMode::kAssign) {
