@@ -82,14 +82,15 @@ int coordinate(const Args& a, const ClusterSpec& cluster) {
   const int num_ps = cluster.num_tasks("ps");
   // The tutorial app shards every variable over the ps tasks (FixedShardsPartitioner);
   // TensorFlow's tutorial shards only variables of 256 KiB and more (MinSizePartitioner).
+  if (a.partitioner != "fixed" && a.partitioner != "min_size" && a.partitioner != "none") {
+    throw ValueError("strata_ps_bench: --partitioner is fixed, min_size or none, not " +
+                     a.partitioner);
+  }
   std::shared_ptr<Partitioner> partitioner;
   if (tutorial && num_ps > 1 && a.partitioner == "fixed") {
     partitioner = std::make_shared<FixedShardsPartitioner>(num_ps);
   } else if (tutorial && num_ps > 1 && a.partitioner == "min_size") {
     partitioner = std::make_shared<MinSizePartitioner>(int64_t(256) << 10, num_ps);
-  } else if (a.partitioner != "fixed" && a.partitioner != "min_size" && a.partitioner != "none") {
-    throw ValueError("strata_ps_bench: --partitioner is fixed, min_size or none, not " +
-                     a.partitioner);
   }
   auto strategy = std::make_shared<ParameterServerStrategy>(cluster, partitioner);
   std::shared_ptr<Model> model;

@@ -34,23 +34,29 @@ bool first_step_of_epoch(const Model* model, int64_t fit_id, int64_t epoch) {
   return changed;
 }
 
-std::vector<Tensor> fit_train_step(StepContext& ctx) {
+// The worker's model, for the library's step `method` ("Model.fit", "Model.evaluate").
+Model& worker_model(const StepContext& ctx, const char* method) {
   if (ctx.model == nullptr) {
-    throw StateError("Model.fit: worker " + std::to_string(ctx.worker_index) +
+    throw StateError(std::string(method) + ": worker " + std::to_string(ctx.worker_index) +
                      " has no model (the coordinator's set_model did not reach it)");
   }
+  return *ctx.model;
+}
+
+std::vector<Tensor> fit_train_step(StepContext& ctx) {
+  Model& model = worker_model(ctx, "Model.fit");
   if (ctx.args.size() != 1 || ctx.args[0].numel() != 2) {
     throw InternalError("Model.fit: the train step expects [fit id, epoch]");
   }
   const std::vector<int64_t> ids = ctx.args[0].to_vector<int64_t>();
-  const bool reset = first_step_of_epoch(ctx.model, ids[0], ids[1]);
+  const bool reset = first_step_of_epoch(&model, ids[0], ids[1]);
   const data::Element batch = ctx.next();
   if (batch.size() < 2 || batch.size() > 3) {
     throw ValueError("Model.fit: a DatasetCreator's dataset must yield (x, y) or (x, y, "
                      "sample_weight); worker " + std::to_string(ctx.worker_index) + " got " +
                      std::to_string(batch.size()) + " component(s)");
   }
-  const Logs logs = ctx.model->train_on_batch(batch[0], batch[1],
+  const Logs logs = model.train_on_batch(batch[0], batch[1],
                                               batch.size() == 3 ? batch[2] : Tensor(), reset);
   std::vector<double> values;
   std::vector<uint8_t> names;
@@ -68,10 +74,7 @@ std::vector<Tensor> fit_train_step(StepContext& ctx) {
 // state variables' values in Model::metrics() order. The metrics are the worker's own (local
 // state): a shard cut short by a failure leaves nothing behind on the coordinator.
 std::vector<Tensor> evaluate_shard(StepContext& ctx) {
-  if (ctx.model == nullptr) {
-    throw StateError("Model.evaluate: worker " + std::to_string(ctx.worker_index) +
-                     " has no model (the coordinator's set_model did not reach it)");
-  }
+  Model& model = worker_model(ctx, "Model.evaluate");
   if (ctx.args.size() != 2 || ctx.args[0].numel() != 2) {
     throw InternalError("Model.evaluate: the shard step expects [shard, num_shards] and a name");
   }
@@ -80,7 +83,6 @@ std::vector<Tensor> evaluate_shard(StepContext& ctx) {
   const std::string function(name_bytes.begin(), name_bytes.end());
   const data::Dataset dataset =
       find_dataset_function(function)(DatasetContext{0, 1}).shard(where[1], where[0]);
-  Model& model = *ctx.model;
   model.reset_metrics();
   const std::unique_ptr<data::Iterator> it = dataset.make_iterator();
   while (const std::optional<data::Element> batch = it->next()) {
@@ -202,12 +204,7 @@ std::unique_ptr<RemoteTrainingSession> ParameterServerTraining::start_training(
 std::vector<std::vector<Tensor>> ParameterServerTraining::evaluate_shards(
     Model& model, const std::string& dataset_function, int64_t num_shards) {
   register_library_step_functions();
-  const DatasetFunction fn = find_dataset_function(dataset_function);
-  if (fn(DatasetContext{0, 1}).cardinality() == data::kInfiniteCardinality) {
-    throw ValueError("Model.evaluate: exact evaluation (pss_evaluation_shards) visits every "
-                     "element of DatasetCreator(\"" + dataset_function + "\")'s dataset once, so "
-                     "it must be finite: do not repeat() it");
-  }
+  find_dataset_function(dataset_function);   // ValueError naming the registered ones
   if (num_shards == CompileOptions::kAutoEvaluationShards) {
     num_shards = 5 * int64_t(strategy_.num_worker_tasks());   // TensorFlow's "auto"
   }

@@ -183,10 +183,13 @@ Tensor ShardedVariable::gather(const Tensor& ids) const {
       if (remote[s] != nullptr && !local[s].empty()) last_remote = s;
     }
     for (size_t s = 0; s < last_remote; ++s) {
-      if (remote[s] != nullptr && !local[s].empty()) remote_rows[s] = remote[s]->read_rows_async(local[s]);
+      if (remote[s] != nullptr && !local[s].empty()) {
+        remote_rows[s] = remote[s]->read_rows_async(local[s]);
+      }
     }
-    const Tensor last_rows =
-        last_remote < shards_.size() ? remote[last_remote]->read_rows(local[last_remote]) : Tensor();
+    const Tensor last_rows = last_remote < shards_.size()
+                                 ? remote[last_remote]->read_rows(local[last_remote])
+                                 : Tensor();
     std::vector<int64_t> base(shards_.size(), 0);
     int64_t total = 0;
     for (size_t s = 0; s < shards_.size(); ++s) {

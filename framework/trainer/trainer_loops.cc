@@ -486,7 +486,13 @@ Logs Trainer::run_exact_evaluation(distribute::RemoteTraining& remote,
   // TensorFlow's exact evaluation: the shards run as closures on the workers, each with its
   // own metrics from zero; their state variables (sums, for every metric) are added up here.
   // The data is finite and visited once, so `steps` is not needed.
-  EpochIterator local(remote.local_dataset(creator.function()), 1, "evaluate");
+  const data::Dataset dataset = remote.local_dataset(creator.function());
+  if (dataset.cardinality() == data::kInfiniteCardinality) {
+    throw ValueError("Model.evaluate: exact evaluation (pss_evaluation_shards) visits every "
+                     "element of DatasetCreator(\"" + creator.function() + "\")'s dataset once, "
+                     "so it must be finite: do not repeat() it");
+  }
+  EpochIterator local(dataset, 1, "evaluate");
   const auto scope = strategy_scope(model_);
   build_state([&local] { return local.peek(); }, /*training=*/false);   // this model's metrics
   CallbackList callbacks = make_callbacks(o.callbacks_, o.verbose_, &model_, 1, 0, nullptr);

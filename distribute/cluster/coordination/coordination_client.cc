@@ -459,9 +459,11 @@ std::vector<std::string> CoordinationClient::get_many(const std::vector<std::str
       pb::GetManyRequest request;
       impl_->fill(request.mutable_task());
       size_t end = start, bytes = 0;
-      while (end < missing.size() && (end == start || bytes + keys[missing[end]].size() + 8 <= limit)) {
-        request.add_keys(keys[missing[end]]);
-        bytes += keys[missing[end]].size() + 8;
+      while (end < missing.size()) {
+        const std::string& key = keys[missing[end]];
+        if (end > start && bytes + key.size() + 8 > limit) break;
+        request.add_keys(key);
+        bytes += key.size() + 8;
         ++end;
       }
       pb::GetManyResponse response;

@@ -46,6 +46,19 @@ void fill(pb::AssignRequest* request, const std::string& id, const Tensor& value
                                                : pb::AssignRequest::ASSIGN);
 }
 
+pb::ReadRequest read_request(const std::vector<std::string>& ids) {
+  pb::ReadRequest request;
+  for (const std::string& id : ids) request.add_ids(id);
+  return request;
+}
+
+pb::ReadRowsRequest rows_request(const std::string& id, const std::vector<int64_t>& indices) {
+  pb::ReadRowsRequest request;
+  request.set_id(id);
+  request.mutable_indices()->Add(indices.begin(), indices.end());
+  return request;
+}
+
 // A step's writes as one ApplyUpdate request (assignments first).
 pb::ApplyUpdateRequest write_request(const std::vector<PendingAssign>& assigns,
                                      const std::vector<PendingPush>& pushes) {
@@ -200,7 +213,8 @@ void ParameterClient::attach_variable(const std::string& id, const std::string& 
 }
 
 // A Read reply's values, one per id, each checked.
-std::vector<Tensor> ParameterClient::values_of(const Impl& impl, const std::vector<std::string>& ids,
+std::vector<Tensor> ParameterClient::values_of(const Impl& impl,
+                                              const std::vector<std::string>& ids,
                                               const parameter_server_pb::ReadResponse& response) {
   if (size_t(response.values_size()) != ids.size()) {
     throw CoordinationError("Read: the parameter server " + impl.describe() + " returned " +
@@ -216,11 +230,9 @@ std::vector<Tensor> ParameterClient::values_of(const Impl& impl, const std::vect
 }
 
 std::future<std::vector<Tensor>> ParameterClient::read_async(const std::vector<std::string>& ids) {
-  pb::ReadRequest request;
-  for (const std::string& id : ids) request.add_ids(id);
   Impl* impl = impl_.get();
   return impl->start<pb::ReadRequest, pb::ReadResponse>(
-      "Read", std::move(request),
+      "Read", read_request(ids),
       [](auto* async, auto* context, auto* req, auto* resp, auto done) {
         async->Read(context, req, resp, std::move(done));
       },
@@ -230,21 +242,16 @@ std::future<std::vector<Tensor>> ParameterClient::read_async(const std::vector<s
 std::vector<Tensor> ParameterClient::read(const std::vector<std::string>& ids) {
   // The blocking stub, not read_async().get(): the caller's thread takes the reply itself
   // (no hand-over from a gRPC thread: less CPU per call, which a busy machine feels).
-  pb::ReadRequest request;
-  for (const std::string& id : ids) request.add_ids(id);
   pb::ReadResponse response;
-  impl_->call("Read", request, &response, &pb::ParameterService::Stub::Read);
+  impl_->call("Read", read_request(ids), &response, &pb::ParameterService::Stub::Read);
   return values_of(*impl_, ids, response);
 }
 
 std::future<Tensor> ParameterClient::read_rows_async(const std::string& id,
                                                      const std::vector<int64_t>& indices) {
-  pb::ReadRowsRequest request;
-  request.set_id(id);
-  request.mutable_indices()->Add(indices.begin(), indices.end());
   Impl* impl = impl_.get();
   return impl->start<pb::ReadRowsRequest, pb::ReadRowsResponse>(
-      "ReadRows of '" + id + "'", std::move(request),
+      "ReadRows of '" + id + "'", rows_request(id, indices),
       [](auto* async, auto* context, auto* req, auto* resp, auto done) {
         async->ReadRows(context, req, resp, std::move(done));
       },
@@ -254,11 +261,8 @@ std::future<Tensor> ParameterClient::read_rows_async(const std::string& id,
 }
 
 Tensor ParameterClient::read_rows(const std::string& id, const std::vector<int64_t>& indices) {
-  pb::ReadRowsRequest request;
-  request.set_id(id);
-  request.mutable_indices()->Add(indices.begin(), indices.end());
   pb::ReadRowsResponse response;
-  impl_->call("ReadRows of '" + id + "'", request, &response,
+  impl_->call("ReadRows of '" + id + "'", rows_request(id, indices), &response,
               &pb::ParameterService::Stub::ReadRows);
   return impl_->tensor(response.rows(), "ReadRows of '" + id + "'");
 }
