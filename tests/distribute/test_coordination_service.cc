@@ -594,25 +594,28 @@ TEST(CoordinationServiceHostile, GetManyRepliesStayWithinTheMessageLimit) {
 }
 
 // Gloo meshes of `n` ranks over the job's clients, each on its own thread; every rank's error,
-// one a line ("" when every rank connected).
+// one a line ("" when every rank connected). The communicators live until every rank is done,
+// as a job's do: one closed at once would close its connections under a rank still finishing
+// its own rendezvous ("Connection closed by peer").
 std::string gloo_rendezvous_errors(Job& job, int n, std::chrono::milliseconds timeout) {
-  std::vector<std::future<std::string>> ranks;
+  using Made = std::pair<std::string, std::unique_ptr<GlooCommunicator>>;
+  std::vector<std::future<Made>> ranks;
   for (int r = 0; r < n; ++r) {
     ranks.push_back(std::async(std::launch::async, [&job, r, n, timeout] {
       GlooOptions options;
       options.timeout = timeout;
       try {
-        GlooCommunicator comm(*job.clients[size_t(r)], r, n, options);
+        return Made{"", std::make_unique<GlooCommunicator>(*job.clients[size_t(r)], r, n, options)};
       } catch (const std::exception& e) {
-        return std::string(e.what());
+        return Made{e.what(), nullptr};
       }
-      return std::string();
     }));
   }
+  std::vector<Made> made;
+  for (auto& rank : ranks) made.push_back(rank.get());
   std::string all;
-  for (auto& rank : ranks) {
-    const std::string e = rank.get();
-    if (!e.empty()) all += e + "\n";
+  for (const Made& m : made) {
+    if (!m.first.empty()) all += m.first + "\n";
   }
   return all;
 }
