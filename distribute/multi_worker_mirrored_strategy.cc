@@ -6,6 +6,7 @@
 #include "distribute/cluster/resolvers/tfconfig_cluster_resolver.h"
 #include "distribute/collectives/hierarchical_group.h"
 #include "distribute/collectives/nccl_support.h"
+#include "distribute/collectives/rows_in_a_sum.h"
 #include "distribute/cross_device_ops.h"
 #include "distribute/variables/replicated_variable.h"
 #include "distribute/worker_cluster.h"
@@ -167,6 +168,11 @@ size_t MultiWorkerMirroredStrategy::gradient_bucket_bytes() const {
 }
 
 void MultiWorkerMirroredStrategy::run_replicas(const std::function<void(int)>& fn) {
+  {
+    std::lock_guard<std::mutex> lock(folded_mutex_);  // left by a step that failed after its fold
+    folded_state_.reset();
+    folded_rows_.clear();
+  }
   try {
     replicas_->run(fn);
     synchronize_state();
@@ -197,10 +203,16 @@ VariablePtr MultiWorkerMirroredStrategy::create_variable(const VariableSpec& spe
       throw;
     }
     for (const VariablePtr& c : v->components()) c->assign(value.to(c->device()));
+    // An optimizer slot (made beside a trainable variable, VariableSpec::colocate_with) changes
+    // only with that variable's all-reduced gradient: identically on every replica of every
+    // worker, so its copies never differ and a step-end mean would only move it (for ResNet-20
+    // with momentum: 272,762 values a step through the all-gather). It updates its local copy
+    // in a replica, as the deferred ones do, and is not averaged.
+    const bool slot = spec.colocate_with != nullptr && spec.colocate_with->trainable();
     const bool mean = spec.aggregation == VariableAggregation::kMean && !spec.trainable;
     const bool first = spec.aggregation == VariableAggregation::kOnlyFirstReplica;
-    if (mean || first) {
-      v->defer_aggregation_to_step_end();
+    if (mean || first) v->defer_aggregation_to_step_end();
+    if ((mean && !slot) || first) {
       std::lock_guard<std::mutex> lock(state_vars_mutex_);
       (mean ? step_end_means_ : step_end_first_replica_).push_back(v);
     }
@@ -208,18 +220,88 @@ VariablePtr MultiWorkerMirroredStrategy::create_variable(const VariableSpec& spe
   return v;
 }
 
-void MultiWorkerMirroredStrategy::synchronize_state() {
-  if (!cluster_) return;
+// What one exchange of the step's state carries, in the layout every worker shares (the same
+// variables, made in the same order): [every metric variable's local sum..., every deferred
+// mean's sum of this worker's copies..., the random generator's offset, this worker's pending
+// termination signal], float64.
+struct MultiWorkerMirroredStrategy::StepStateRow {
   std::vector<std::shared_ptr<SyncOnReadVariable>> vars;
-  std::vector<std::shared_ptr<MirroredVariable>> means, firsts;
+  std::vector<std::shared_ptr<MirroredVariable>> means;
+  std::vector<Shape> var_shapes;
+  std::vector<double> row;
+};
+
+std::shared_ptr<MultiWorkerMirroredStrategy::StepStateRow>
+MultiWorkerMirroredStrategy::collect_step_state() {
+  auto state = std::make_shared<StepStateRow>();
   {
     std::lock_guard<std::mutex> lock(state_vars_mutex_);
     for (const auto& weak : sync_on_read_) {
-      if (auto v = weak.lock()) vars.push_back(v);
+      if (auto v = weak.lock()) state->vars.push_back(v);
     }
     for (const auto& weak : step_end_means_) {
-      if (auto v = weak.lock()) means.push_back(v);
+      if (auto v = weak.lock()) state->means.push_back(v);
     }
+  }
+  NoGradGuard no_grad;
+  std::vector<Tensor> parts;
+  for (const auto& v : state->vars) {
+    const Tensor sum = v->local_sum();
+    state->var_shapes.push_back(sum.shape());
+    parts.push_back(packed(sum));
+  }
+  for (const auto& v : state->means) {
+    Tensor sum = packed(v->components()[0]->value());   // float64: exact for identical copies
+    for (size_t c = 1; c < v->components().size(); ++c) sum = add(sum, packed(v->components()[c]->value()));
+    parts.push_back(sum);
+  }
+  // How far this worker's random stream got: in a replica (a fold) its own stream, which
+  // reserve_random(0) reads without drawing; after the step the global generator, which the
+  // replicas' run moved past every replica's stream.
+  const uint64_t offset = reserve_random(0).offset;
+  // The signal is read once, here: one that arrives later travels with the next step's
+  // exchange, so every worker sees the same flags after the same step (zero extra messages).
+  parts.push_back(Tensor::from_vector<double>(
+      {double(offset), double(TerminationSignalScope::pending())}));
+  state->row = (parts.size() == 1 ? parts[0] : concat(parts, 0)).to_vector<double>();
+  return state;
+}
+
+std::optional<Strategy::StepStateFold> MultiWorkerMirroredStrategy::fold_step_state(
+    int local_replica) {
+  // With several local replicas, replica 0's view of the worker's state is complete only after
+  // all of them finish the step: they exchange it on their own then.
+  if (!cluster_ || replicas_->size() != 1 || local_replica != 0) return std::nullopt;
+  std::shared_ptr<StepStateRow> state = collect_step_state();
+  const int workers = num_workers();
+  const int64_t width = int64_t(state->row.size());
+  // Every worker decides alike (same width, same count). Past this size the slots (3 floats a
+  // value per worker, zeros but one's) cost more than the separate all-gather's latency.
+  if (width * workers * kFloatsPerRowValue * int64_t(sizeof(float)) > kMaxFoldedStateBytes) {
+    return std::nullopt;
+  }
+  StepStateFold fold;
+  fold.payload = rows_in_a_sum_slot(state->row, worker_index(), workers);
+  fold.receive = [this, state, workers, width](const Tensor& summed) {
+    std::vector<double> rows = rows_from_a_sum(summed, workers, width);
+    std::lock_guard<std::mutex> lock(folded_mutex_);
+    folded_state_ = state;
+    folded_rows_ = std::move(rows);
+  };
+  return fold;
+}
+
+MultiWorkerMirroredStrategy::StateExchangeCounts
+MultiWorkerMirroredStrategy::state_exchange_counts() const {
+  std::lock_guard<std::mutex> lock(folded_mutex_);
+  return exchange_counts_;
+}
+
+void MultiWorkerMirroredStrategy::synchronize_state() {
+  if (!cluster_) return;
+  std::vector<std::shared_ptr<MirroredVariable>> firsts;
+  {
+    std::lock_guard<std::mutex> lock(state_vars_mutex_);
     for (const auto& weak : step_end_first_replica_) {
       if (auto v = weak.lock()) firsts.push_back(v);
     }
@@ -229,45 +311,49 @@ void MultiWorkerMirroredStrategy::synchronize_state() {
     NoGradGuard no_grad;
     v->assign(v->components()[0]->value().clone());  // outside replicas: every copy
   }
-  // One all-gather of [every metric variable's local sum..., every deferred mean's sum of this
-  // worker's copies..., the random generator's offset, this worker's pending termination
-  // signal]. Every worker made the same variables in the same order, so the layouts agree.
-  // The signal is read once, here: one that arrives later travels with the next step's
-  // all-gather, so every worker sees the same flags after the same step (zero extra messages).
-  std::vector<Tensor> local;
-  std::vector<Tensor> parts;
-  for (const auto& v : vars) {
-    local.push_back(v->local_sum());
-    parts.push_back(packed(local.back()));
+  // Every worker's row: carried by the step's last gradient all-reduce (fold_step_state), or
+  // else one all-gather now. Every worker takes the same branch: the fold depends only on what
+  // they share (the step function, the replica count, the state's width).
+  std::shared_ptr<StepStateRow> state;
+  std::vector<double> values;
+  {
+    std::lock_guard<std::mutex> lock(folded_mutex_);
+    state = std::move(folded_state_);
+    values = std::move(folded_rows_);
+    folded_state_.reset();
+    folded_rows_.clear();
+    ++(state ? exchange_counts_.folded : exchange_counts_.separate);
   }
-  for (const auto& v : means) {
-    Tensor sum = packed(v->components()[0]->value());   // float64: exact for identical copies
-    for (size_t c = 1; c < v->components().size(); ++c) sum = add(sum, packed(v->components()[c]->value()));
-    parts.push_back(sum);
+  if (!state) {
+    state = collect_step_state();
+    const Tensor mine = Tensor::from_vector<double>(state->row, Shape{int64_t(state->row.size())});
+    values = cluster_->communicator()->all_gather(mine).to_vector<double>();
   }
-  const GeneratorState generator = get_generator_state();
-  parts.push_back(Tensor::from_vector<double>(
-      {double(generator.offset), double(TerminationSignalScope::pending())}));
-  const Tensor mine = parts.size() == 1 ? parts[0] : concat(parts, 0);
-  const int64_t width = mine.numel();
-  const Tensor all = cluster_->communicator()->all_gather(mine);
-  const std::vector<double> values = all.to_vector<double>();
+  // A state changed after it was folded (not by Model::train_step) is not lost for good: the
+  // local copies keep the change, and every worker applies the same rows, so they stay equal.
+  apply_step_state(*state, values);
+}
+
+void MultiWorkerMirroredStrategy::apply_step_state(const StepStateRow& state,
+                                                   const std::vector<double>& values) {
+  const int64_t width = int64_t(state.row.size());
   // Metric state: the other workers' sums.
   const int other_copies = (num_workers() - 1) * replicas_->size();
   int64_t at = 0;
-  for (size_t i = 0; i < vars.size(); ++i) {
-    const int64_t n = local[i].numel();
+  for (size_t i = 0; i < state.vars.size(); ++i) {
+    const int64_t n = state.var_shapes[i].numel();
     std::vector<double> others(size_t(n), 0.0);
     for (int w = 0; w < num_workers(); ++w) {
       if (w == worker_index()) continue;
       for (int64_t k = 0; k < n; ++k) others[size_t(k)] += values[size_t(w * width + at + k)];
     }
-    vars[i]->set_other_workers(Tensor::from_vector<double>(others, local[i].shape()), other_copies);
+    state.vars[i]->set_other_workers(
+        Tensor::from_vector<double>(others, state.var_shapes[i]), other_copies);
     at += n;
   }
   // The deferred means: every copy of every worker becomes the mean over all replicas.
   const double replicas = double(num_workers() * replicas_->size());
-  for (const auto& v : means) {
+  for (const auto& v : state.means) {
     const int64_t n = v->shape().numel();
     std::vector<double> mean(size_t(n), 0.0);
     for (int w = 0; w < num_workers(); ++w) {
@@ -280,7 +366,7 @@ void MultiWorkerMirroredStrategy::synchronize_state() {
   }
   // The generator: every worker continues from the furthest any replica got, so shuffles and
   // dropout stay in step even after replicas drew different amounts (a final partial batch).
-  GeneratorState next = generator;
+  GeneratorState next = get_generator_state();
   for (int w = 0; w < num_workers(); ++w) {
     next.offset = std::max(next.offset, uint64_t(values[size_t(w * width + at)]));
   }

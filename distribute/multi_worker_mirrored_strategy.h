@@ -24,6 +24,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,18 @@ class MultiWorkerMirroredStrategy final : public Strategy {
   // What the last step's state all-gather carried: the first worker (in worker order) whose
   // SIGTERM / SIGINT was pending when it joined that all-gather. The same on every worker.
   TerminationRequest termination_request() const override;
+  // The state every step exchanges after it (synchronize_state) rides on the step's last
+  // gradient all-reduce when the step says its state is final (Model::train_step: fit) and
+  // this worker has one replica: one collective per step. Otherwise (several local replicas,
+  // custom loops, evaluate, predict, a state over kMaxFoldedStateBytes) one all-gather.
+  std::optional<StepStateFold> fold_step_state(int local_replica) override;
+  static constexpr int64_t kMaxFoldedStateBytes = int64_t(1) << 20;
+  // How many steps' state exchanges went each way (tests, benchmarks).
+  struct StateExchangeCounts {
+    int64_t folded = 0;
+    int64_t separate = 0;
+  };
+  StateExchangeCounts state_exchange_counts() const;
 
   const ClusterResolver& cluster_resolver() const { return *resolver_; }
   const CommunicationOptions& communication_options() const { return options_; }
@@ -75,6 +88,10 @@ class MultiWorkerMirroredStrategy final : public Strategy {
   // (MirroredVariable::defer_aggregation_to_step_end) are done, the random generators agree,
   // and every worker learns which workers received a termination signal (termination_request).
   void synchronize_state();
+  struct StepStateRow;
+  // This worker's row of the exchange (and what it covers); then every worker's rows applied.
+  std::shared_ptr<StepStateRow> collect_step_state();
+  void apply_step_state(const StepStateRow& state, const std::vector<double>& values);
 
   std::shared_ptr<ClusterResolver> resolver_;
   CommunicationOptions options_;
@@ -87,6 +104,10 @@ class MultiWorkerMirroredStrategy final : public Strategy {
   std::vector<std::weak_ptr<MirroredVariable>> step_end_first_replica_;
   mutable std::mutex termination_mutex_;  // guards termination_ (set and read on any thread)
   TerminationRequest termination_;        // as the last state all-gather carried it
+  mutable std::mutex folded_mutex_;  // guards the three below
+  std::shared_ptr<StepStateRow> folded_state_;  // this step's, when its last bucket carried it
+  std::vector<double> folded_rows_;             // every worker's row from that bucket
+  StateExchangeCounts exchange_counts_;
 };
 
 }  // namespace strata::distribute

@@ -1,17 +1,13 @@
 #include "distribute/collectives/hierarchical_group.h"
 
+#include "distribute/collectives/ordered_ops.h"
 #include "framework/backend/backend.h"
+#include "framework/core/device_scope.h"
 #include "framework/ops/creation.h"
 #include "framework/ops/math_ops.h"
 
 namespace strata::distribute {
 namespace {
-
-class DoneWork final : public Work {
- public:
-  void wait() override {}
-  bool done() const override { return true; }
-};
 
 // Writes `src` over `dst` (same shape and dtype), in place: callers hold aliases of `dst`.
 void copy_into(const Tensor& src, Tensor& dst) {
@@ -27,36 +23,24 @@ class HierarchicalCommunicator final : public Communicator {
   int rank() const override { return cross_->rank() * local_->world_size() + local_->rank(); }
   int world_size() const override { return cross_->world_size() * local_->world_size(); }
 
+  // Every collective goes through ops_, in issue order: on the caller's thread once the
+  // asynchronous ones issued before it are done.
   void all_reduce(Tensor& t, ReduceOp op) override {
-    // A mean is a sum over every replica of every worker, divided once at the end.
-    const ReduceOp step = op == ReduceOp::kMean ? ReduceOp::kSum : op;
-    local_->all_reduce(t, step);
-    if (leads()) across_workers(t, [&](Tensor& host) { cross_->all_reduce(host, step); });
-    local_->broadcast(t, 0);
-    if (op == ReduceOp::kMean) copy_into(multiply(t, 1.0 / double(world_size())), t);
+    ops_.run([&] { all_reduce_now(t, op); });
   }
 
-  // Local then cross-worker steps wait on each other, so this runs before it returns.
+  // On the ops' thread: local, cross-worker and local steps, while the caller goes on.
   std::shared_ptr<Work> all_reduce_async(Tensor t, ReduceOp op) override {
-    all_reduce(t, op);
-    return std::make_shared<DoneWork>();
+    return ops_.submit([this, t, op]() mutable { all_reduce_now(t, op); }, default_device());
   }
 
   void broadcast(Tensor& t, int root) override {
-    const int n = local_->world_size();
-    const int root_worker = root / n;
-    if (cross_->rank() == root_worker) local_->broadcast(t, root % n);
-    if (leads()) across_workers(t, [&](Tensor& host) { cross_->broadcast(host, root_worker); });
-    local_->broadcast(t, 0);
+    ops_.run([&] { broadcast_now(t, root); });
   }
 
   Tensor all_gather(const Tensor& t) override {
-    Tensor local = local_->all_gather(t);  // this worker's replicas, in order
-    Shape shape = local.shape();
-    shape[0] *= cross_->world_size();
-    Tensor all = leads() ? cross_->all_gather(local.to(Device::cpu())).to(t.device())
-                         : zeros(shape, t.dtype(), t.device());
-    local_->broadcast(all, 0);
+    Tensor all;
+    ops_.run([&] { all = all_gather_now(t); });
     return all;
   }
 
@@ -68,12 +52,41 @@ class HierarchicalCommunicator final : public Communicator {
   }
 
   void barrier() override {
-    local_->barrier();
-    if (leads()) cross_->barrier();
-    local_->barrier();
+    ops_.run([&] {
+      local_->barrier();
+      if (leads()) cross_->barrier();
+      local_->barrier();
+    });
   }
 
  private:
+  void all_reduce_now(Tensor& t, ReduceOp op) {
+    // A mean is a sum over every replica of every worker, divided once at the end.
+    const ReduceOp step = op == ReduceOp::kMean ? ReduceOp::kSum : op;
+    local_->all_reduce(t, step);
+    if (leads()) across_workers(t, [&](Tensor& host) { cross_->all_reduce(host, step); });
+    local_->broadcast(t, 0);
+    if (op == ReduceOp::kMean) copy_into(multiply(t, 1.0 / double(world_size())), t);
+  }
+
+  void broadcast_now(Tensor& t, int root) {
+    const int n = local_->world_size();
+    const int root_worker = root / n;
+    if (cross_->rank() == root_worker) local_->broadcast(t, root % n);
+    if (leads()) across_workers(t, [&](Tensor& host) { cross_->broadcast(host, root_worker); });
+    local_->broadcast(t, 0);
+  }
+
+  Tensor all_gather_now(const Tensor& t) {
+    Tensor local = local_->all_gather(t);  // this worker's replicas, in order
+    Shape shape = local.shape();
+    shape[0] *= cross_->world_size();
+    Tensor all = leads() ? cross_->all_gather(local.to(Device::cpu())).to(t.device())
+                         : zeros(shape, t.dtype(), t.device());
+    local_->broadcast(all, 0);
+    return all;
+  }
+
   bool leads() const { return local_->rank() == 0; }
 
   // The cross-worker communicator works on host memory (Gloo): a GPU value is staged.
@@ -86,6 +99,7 @@ class HierarchicalCommunicator final : public Communicator {
   }
 
   std::shared_ptr<Communicator> local_, cross_;
+  OrderedOps ops_;  // last: its thread stops before the communicators go
 };
 
 }  // namespace

@@ -242,6 +242,10 @@ void Model::train_step(const data::Element& batch) {
   GradientTape tape;
   std::vector<Tensor> y_pred = call_outputs(u.x, /*training=*/true);
   Tensor loss = compute_loss(u.y, y_pred, u.sample_weight);
+  // The metrics before the backward pass (Keras updates them after the optimizer's step; they
+  // read only y and y_pred, so the values are the same): the step's state is then final when
+  // its gradients are, and a multi-worker strategy sends it with the last of them.
+  update_metrics(u.y, y_pred, u.sample_weight, loss);
   const std::vector<VariablePtr> vars = trainable_variables();
   // Mixed float16: the gradients of the scaled loss, which its LossScaleOptimizer unscales.
   const auto* scaler = dynamic_cast<optimizers::LossScaleOptimizer*>(compiled_->optimizer.get());
@@ -250,9 +254,8 @@ void Model::train_step(const data::Element& batch) {
   // applies only its range of the sum (gradient_reducer.h).
   std::vector<Gradient> grads = distribute::compute_reduced_gradients(
       tape, target, vars, distribute::get_strategy()->gradient_bucket_bytes(),
-      distribute::GradientReduction::kShardWhereAccepted);
+      distribute::GradientReduction::kShardWhereAccepted, distribute::StepState::kFinal);
   compiled_->optimizer->apply_gradients(grads, vars, /*skip_gradients_aggregation=*/true);
-  update_metrics(u.y, y_pred, u.sample_weight, loss);
 }
 
 void Model::test_step(const data::Element& batch) {

@@ -1,12 +1,15 @@
 #include "framework/strategy/gradient_reducer.h"
 
 #include <algorithm>
+#include <limits>
 #include <memory>
+#include <optional>
 
 #include "framework/backend/backend.h"
 #include "framework/ops/creation.h"
 #include "framework/ops/shape_ops.h"
 #include "framework/strategy/replica_context.h"
+#include "framework/strategy/strategy.h"
 
 namespace strata::distribute {
 namespace {
@@ -17,7 +20,10 @@ namespace {
 class Bucketer {
  public:
   Bucketer(ReplicaContext& replica, size_t bucket_bytes, bool shard)
-      : replica_(replica), bucket_bytes_(bucket_bytes), shard_(shard) {}
+      : replica_(replica),
+        bucket_bytes_(bucket_bytes),
+        first_bucket_bytes_(std::min(bucket_bytes, kFirstGradientBucketBytes)),
+        shard_(shard) {}
 
   void add(size_t index, const Tensor& grad) {
     if (!grad.defined()) return;  // every replica agrees: same model, same graph
@@ -31,12 +37,23 @@ class Bucketer {
     }
     if (!open_.indices.empty() && grad.dtype() != open_.flat_parts[0].dtype()) close();
     add_part(open_, index, grad);
-    if (open_.bytes >= bucket_bytes_) close();
+    if (open_.bytes >= (closed_.empty() ? first_bucket_bytes_ : bucket_bytes_)) close();
   }
 
+  // Whether finish() can carry a strategy's step state (whole gradients: all-reduced buckets).
+  bool can_fold() const { return !shard_; }
+
   // Waits for every bucket and writes the reduced gradients (or this replica's shards of them)
-  // into `out`.
-  void finish(std::vector<Gradient>& out) {
+  // into `out`. `fold` (can_fold() only): the strategy's step state, summed in the last bucket
+  // (one of float32: a bucket of another dtype goes alone and the state after it).
+  void finish(std::vector<Gradient>& out, std::optional<Strategy::StepStateFold> fold) {
+    if (fold) {
+      if (!open_.indices.empty() && open_.flat_parts[0].dtype() != DType::kFloat32) close();
+      const Device device =
+          open_.indices.empty() ? replica_.device() : open_.flat_parts[0].device();
+      add_part(open_, kFoldIndex, fold->payload.to(device));
+      open_.receive_fold = std::move(fold->receive);
+    }
     close();
     for (Bucket& b : closed_) shard_ ? scatter(b, out) : wait_all_reduced(b, out);
   }
@@ -49,7 +66,11 @@ class Bucketer {
     size_t bytes = 0;
     Tensor flat;
     std::shared_ptr<CollectiveWork> work;
+    std::function<void(const Tensor&)> receive_fold;  // gets the part at kFoldIndex
   };
+
+  // The index of the part that is the strategy's step state, not a gradient.
+  static constexpr size_t kFoldIndex = std::numeric_limits<size_t>::max();
 
   static void add_part(Bucket& b, size_t index, const Tensor& grad) {
     b.indices.push_back(index);
@@ -77,7 +98,12 @@ class Bucketer {
     int64_t offset = 0;
     for (size_t k = 0; k < b.indices.size(); ++k) {
       const int64_t n = b.shapes[k].numel();
-      out[b.indices[k]] = Gradient(b.flat.slice(offset, offset + n).reshape(b.shapes[k]));
+      const Tensor part = b.flat.slice(offset, offset + n);
+      if (b.indices[k] == kFoldIndex) {
+        b.receive_fold(part.to(Device::cpu()));
+      } else {
+        out[b.indices[k]] = Gradient(part.reshape(b.shapes[k]));
+      }
       offset += n;
     }
   }
@@ -112,6 +138,7 @@ class Bucketer {
 
   ReplicaContext& replica_;
   size_t bucket_bytes_;
+  size_t first_bucket_bytes_;
   bool shard_;
   Bucket open_;
   std::vector<Bucket> closed_;
@@ -147,7 +174,8 @@ Gradient reduce_rows(ReplicaContext& replica, const IndexedSlices& rows) {
 
 std::vector<Gradient> compute_reduced_gradients(GradientTape& tape, const Tensor& loss,
                                                 const std::vector<VariablePtr>& vars,
-                                                size_t bucket_bytes, GradientReduction reduction) {
+                                                size_t bucket_bytes, GradientReduction reduction,
+                                                StepState state) {
   ReplicaContext* replica = current_replica_context();
   if (replica == nullptr || replica->num_replicas_in_sync() <= 1) {
     return tape.gradient_with_slices(loss, vars);
@@ -168,7 +196,11 @@ std::vector<Gradient> compute_reduced_gradients(GradientTape& tape, const Tensor
     throw;
   }
   tape.set_gradient_ready_callback(nullptr);
-  buckets.finish(grads);
+  std::optional<Strategy::StepStateFold> fold;
+  if (state == StepState::kFinal && buckets.can_fold()) {
+    fold = get_strategy()->fold_step_state(replica->local_replica_id());
+  }
+  buckets.finish(grads, std::move(fold));
   // Every replica has the same sparse sources (same model), so these collectives pair up.
   for (Gradient& g : grads) {
     if (g.is_sparse()) g = reduce_rows(*replica, g.slices());

@@ -1,9 +1,11 @@
 // Gradients for data-parallel training: on a replica of several, the backward pass hands each
-// finished gradient to a bucket; a full bucket (about 25 MB, as PyTorch DDP) is flattened and
-// its all-reduce (sum over replicas) starts at once, so communication overlaps the rest of the
-// backward pass; or each replica gets only its range of every bucket's sum (reduce-scatter), to
-// update and share (GradientReduction). With one replica (or none) this is just
-// tape.gradient_with_slices().
+// finished gradient to a bucket; a full bucket is flattened and its all-reduce (sum over
+// replicas) starts at once, so communication overlaps the rest of the backward pass; or each
+// replica gets only its range of every bucket's sum (reduce-scatter), to update and share
+// (GradientReduction). As PyTorch DDP, the buckets follow the order the gradients finish in
+// (the reverse of the layers'), the first holds at most 1 MiB, so that the first all-reduce
+// starts early in the backward pass of any model, and the others about 25 MB. With one replica
+// (or none) this is just tape.gradient_with_slices().
 #pragma once
 
 #include <cstddef>
@@ -15,6 +17,15 @@
 namespace strata::distribute {
 
 inline constexpr size_t kDefaultGradientBucketBytes = size_t(25) << 20;
+// The first bucket's limit (DDP's _DEFAULT_FIRST_BUCKET_BYTES); a smaller bucket size wins.
+inline constexpr size_t kFirstGradientBucketBytes = size_t(1) << 20;
+
+// Whether the step's state that the strategy exchanges after the step (metric sums, moving
+// statistics, random draws: Strategy::fold_step_state) is final when the gradients are
+// computed. kFinal lets the strategy send it with the last bucket: one collective per step.
+// Model::train_step updates its metrics before the backward pass and says kFinal; a custom
+// step that may change such state after computing its gradients keeps kMayChange.
+enum class StepState { kMayChange, kFinal };
 
 // How a replica's dense gradients are combined with the other replicas'.
 enum class GradientReduction {
@@ -40,7 +51,8 @@ enum class GradientReduction {
 std::vector<Gradient> compute_reduced_gradients(
     GradientTape& tape, const Tensor& loss, const std::vector<VariablePtr>& vars,
     size_t bucket_bytes = kDefaultGradientBucketBytes,
-    GradientReduction reduction = GradientReduction::kAllReduce);
+    GradientReduction reduction = GradientReduction::kAllReduce,
+    StepState state = StepState::kMayChange);
 
 inline constexpr size_t kOwnShardBucketBytes = size_t(1) << 20;
 

@@ -140,6 +140,22 @@ class Strategy : public std::enable_shared_from_this<Strategy> {
   // CommunicationOptions.bytes_per_pack; 25 MB, as PyTorch DDP, unless a strategy says).
   virtual size_t gradient_bucket_bytes() const;
 
+  // What a strategy exchanges once per step after the step (MultiWorkerMirroredStrategy: metric
+  // sums, BatchNormalization statistics, random offsets, termination signals), handed instead to
+  // the step's last gradient all-reduce, so that a step makes one collective, not two.
+  // `payload` (float32, 1-D, the same size on every replica) is summed over the replicas with
+  // the gradients; `receive` gets that sum. compute_reduced_gradients asks each replica
+  // (`local_replica`) for it after the backward pass when its caller says the step's state is
+  // final (StepState::kFinal, as Model::train_step). Default: none (the strategy exchanges its
+  // state on its own, if it has any).
+  struct StepStateFold {
+    Tensor payload;
+    std::function<void(const Tensor& summed)> receive;
+  };
+  virtual std::optional<StepStateFold> fold_step_state(int /*local_replica*/) {
+    return std::nullopt;
+  }
+
   // AutoShardPolicy::kOff with several workers: every worker's batch of this step, compared.
   // Returns the global batch (the sum of every worker's `samples`); ValueError when the workers'
   // first batches are identical (`first`, same `fingerprint`) or only some of them have a batch

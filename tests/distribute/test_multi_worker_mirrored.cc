@@ -29,6 +29,8 @@ struct RunResult {
   std::vector<std::vector<float>> weights;
   std::vector<double> loss, accuracy;
   std::vector<float> predictions;
+  // MultiWorkerMirroredStrategy::state_exchange_counts(): {folded, separate}.
+  std::vector<float> exchanges;
 };
 
 void write_floats(std::ostream& out, const char* tag, const std::vector<float>& v) {
@@ -47,6 +49,7 @@ void write_result(const std::string& path, const RunResult& r) {
   write_floats(out, "loss", std::vector<float>(r.loss.begin(), r.loss.end()));
   write_floats(out, "accuracy", std::vector<float>(r.accuracy.begin(), r.accuracy.end()));
   write_floats(out, "predictions", r.predictions);
+  write_floats(out, "exchanges", r.exchanges);
   out.close();
   std::rename((path + ".tmp").c_str(), path.c_str());
 }
@@ -63,6 +66,7 @@ RunResult read_result(const std::string& path) {
     if (tag == "loss") r.loss.assign(v.begin(), v.end());
     if (tag == "accuracy") r.accuracy.assign(v.begin(), v.end());
     if (tag == "predictions") r.predictions = v;
+    if (tag == "exchanges") r.exchanges = v;
   }
   return r;
 }
@@ -199,11 +203,23 @@ constexpr const char* kGpu = "STRATA_TEST_MWMS_GPU";
 // "lonely": a worker whose peer never comes gives up after 5 s. The workers of one test share
 // this machine's devices, so only "nccl_fit" (one GPU per worker) uses NCCL: NCCL refuses a GPU
 // that two ranks of one communicator share, as two workers on every GPU would be.
+// "fit_buckets": 64-byte gradient buckets (every gradient its own all-reduce, started during
+// the backward pass) instead of one.
 distribute::CommunicationOptions test_options(const std::string& scenario) {
-  return distribute::CommunicationOptions().timeout_seconds(30).heartbeat_timeout_seconds(3)
+  distribute::CommunicationOptions options =
+      distribute::CommunicationOptions().timeout_seconds(30).heartbeat_timeout_seconds(3)
       .register_timeout_seconds(scenario == "lonely" ? 5 : 40)
       .implementation(scenario == "nccl_fit" ? distribute::CommunicationImplementation::kNccl
                                              : distribute::CommunicationImplementation::kRing);
+  if (scenario == "fit_buckets") options.bytes_per_pack(64);
+  return options;
+}
+
+// A fit's result with how its steps exchanged their state (folded into the last bucket or not).
+RunResult with_exchanges(RunResult r, const distribute::MultiWorkerMirroredStrategy& s) {
+  const auto counts = s.state_exchange_counts();
+  r.exchanges = {float(counts.folded), float(counts.separate)};
+  return r;
 }
 
 // ---- the child: one worker of the job ----
@@ -217,10 +233,11 @@ TEST(MultiWorkerChild, Run) {
   if (const char* gpu = std::getenv(kGpu)) devices.push_back(std::string("/gpu:") + gpu);
   auto strategy = std::make_shared<distribute::MultiWorkerMirroredStrategy>(
       nullptr, test_options(what), devices);
-  if (what == "fit" || what == "lonely" || what == "nccl_fit") {
-    write_result(out, train_with_fit(strategy.get()));
+  if (what == "fit" || what == "lonely" || what == "nccl_fit" || what == "fit_buckets") {
+    write_result(out, with_exchanges(train_with_fit(strategy.get()), *strategy));
   } else if (what == "fit_bn") {
-    write_result(out, train_with_fit(strategy.get(), Norm::kBatchNorm, "adam"));
+    write_result(out, with_exchanges(train_with_fit(strategy.get(), Norm::kBatchNorm, "adam"),
+                                     *strategy));
   } else if (what == "custom") {
     write_result(out, train_custom_loop(strategy.get()));
   } else if (what.rfind("off", 0) == 0) {
@@ -318,6 +335,31 @@ TEST_F(MultiWorkerMirrored, ThreeWorkersFitLikeOneProcessOnTheGlobalBatch) {
   for (size_t w = 0; w < workers.size(); ++w) expect_same_run(workers[w], reference, "worker " + std::to_string(w));
 }
 
+// Every fit step (2 epochs x 4) sends its state (metric sums, random offsets, termination
+// flags; BatchNormalization's statistics in the next test) inside its last gradient all-reduce:
+// one collective a step. predict's steps (3) exchange theirs on their own.
+void expect_every_fit_step_folded(const RunResult& r, const std::string& who) {
+  ASSERT_EQ(r.exchanges.size(), 2u) << who;
+  EXPECT_EQ(r.exchanges[0], 8.0f) << who << ": steps whose state rode on the last bucket";
+  EXPECT_EQ(r.exchanges[1], 3.0f) << who << ": separate exchanges (predict's 3 batches)";
+}
+
+TEST_F(MultiWorkerMirrored, ThreeWorkersFoldTheirStepStateIntoTheLastGradientBucket) {
+  const std::vector<RunResult> workers = run_job(3, "fit");
+  for (size_t w = 0; w < workers.size(); ++w) expect_every_fit_step_folded(workers[w], "worker " + std::to_string(w));
+}
+
+// Many buckets all-reduced during the backward pass (64 bytes: one per gradient, the first
+// started after the last layer's) give the results of one bucket after it: the same sums.
+TEST_F(MultiWorkerMirrored, GradientBucketsDuringTheBackwardPassDoNotChangeTheResults) {
+  const RunResult reference = train_with_fit(nullptr);
+  const std::vector<RunResult> workers = run_job(2, "fit_buckets");
+  for (size_t w = 0; w < workers.size(); ++w) {
+    expect_same_run(workers[w], reference, "worker " + std::to_string(w));
+    expect_every_fit_step_folded(workers[w], "worker " + std::to_string(w));
+  }
+}
+
 // BatchNormalization normalizes each replica's batch, so the reference is MirroredStrategy over
 // as many replicas in one process; its moving statistics (the mean over the replicas, taken
 // once per step across workers) and everything after them must agree. Adam: its bias
@@ -331,7 +373,10 @@ TEST_F(MultiWorkerMirrored, TwoWorkersWithBatchNormAndAdamFitLikeMirroredOverTwo
   }
   config::set_logical_cpu_devices(1);
   const std::vector<RunResult> workers = run_job(2, "fit_bn");
-  for (size_t w = 0; w < workers.size(); ++w) expect_same_run(workers[w], reference, "worker " + std::to_string(w));
+  for (size_t w = 0; w < workers.size(); ++w) {
+    expect_same_run(workers[w], reference, "worker " + std::to_string(w));
+    expect_every_fit_step_folded(workers[w], "worker " + std::to_string(w));
+  }
 }
 
 TEST_F(MultiWorkerMirrored, TwoWorkersCustomLoopLikeOneProcess) {
