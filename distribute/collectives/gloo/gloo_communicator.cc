@@ -30,6 +30,7 @@
 #include "distribute/collectives/gloo/abortable_tcp_device.h"
 #include "distribute/collectives/gloo/gloo_reduce.h"
 #include "distribute/collectives/gloo/gloo_store.h"
+#include "distribute/collectives/gloo/rank_listen_host.h"
 
 namespace strata::distribute {
 namespace {
@@ -482,7 +483,7 @@ GlooCommunicator::GlooCommunicator(KeyValueStore& store, int rank, int world_siz
     std::shared_ptr<gloo::transport::Device> device;
     try {
       gloo::transport::tcp::attr attr;
-      attr.hostname = impl.options.hostname;
+      attr.hostname = rank_listen_host(impl.options.hostname, rank);
       device = create_abortable_tcp_device(attr, impl.buffers);
     } catch (const std::exception& e) {
       throw CoordinationError("GlooCommunicator: cannot listen on '" + impl.options.hostname +
