@@ -1,7 +1,6 @@
 #include "distribute/parameter_server/sharded_variable.h"
 
 #include <algorithm>
-#include <future>
 #include <string>
 #include <unordered_map>
 
@@ -173,33 +172,23 @@ Tensor ShardedVariable::gather(const Tensor& ids) const {
   {
     NoGradGuard no_grad;
     std::vector<Tensor> parts;
-    // Shards on parameter servers are asked at once (one ReadRows each, all in flight; the
-    // last one asked waits on this thread).
-    std::vector<std::future<Tensor>> remote_rows(shards_.size());
-    std::vector<const RemoteVariable*> remote(shards_.size(), nullptr);
-    size_t last_remote = shards_.size();
+    // Shards on parameter servers are asked at once (one ReadRows each, all in flight; this
+    // thread takes the replies).
+    ParallelCalls calls;
+    std::vector<std::shared_ptr<Tensor>> remote_rows(shards_.size());
     for (size_t s = 0; s < shards_.size(); ++s) {
-      remote[s] = dynamic_cast<const RemoteVariable*>(shards_[s].get());
-      if (remote[s] != nullptr && !local[s].empty()) last_remote = s;
+      const auto* remote = dynamic_cast<const RemoteVariable*>(shards_[s].get());
+      if (remote != nullptr && !local[s].empty()) remote_rows[s] = remote->read_rows_in(calls, local[s]);
     }
-    for (size_t s = 0; s < last_remote; ++s) {
-      if (remote[s] != nullptr && !local[s].empty()) {
-        remote_rows[s] = remote[s]->read_rows_async(local[s]);
-      }
-    }
-    const Tensor last_rows = last_remote < shards_.size()
-                                 ? remote[last_remote]->read_rows(local[last_remote])
-                                 : Tensor();
+    calls.wait();
     std::vector<int64_t> base(shards_.size(), 0);
     int64_t total = 0;
     for (size_t s = 0; s < shards_.size(); ++s) {
       base[s] = total;
       if (local[s].empty()) continue;
       const VariablePtr& shard = shards_[s];
-      if (remote_rows[s].valid()) {
-        parts.push_back(remote_rows[s].get().to(device()));
-      } else if (s == last_remote) {
-        parts.push_back(last_rows.to(device()));
+      if (remote_rows[s]) {
+        parts.push_back(remote_rows[s]->to(device()));
       } else {
         parts.push_back(shard->gather(int64_ids(local[s], shard->device())).detach().to(device()));
       }

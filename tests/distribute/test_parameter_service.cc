@@ -515,6 +515,46 @@ TEST(RemoteVariable, StoppedServerFailsTheNextReadWithinSecondsNamingTheTask) {
   EXPECT_LT(Clock::now() - start, test_options().rpc_timeout);
 }
 
+// Calls to several ps at once (ParallelCalls): every reply taken by this thread in wait(); a
+// stopped ps fails the wait naming its task, after the live one answered; calls never waited
+// for are cancelled by the destructor without waiting for their deadline.
+TEST(ParallelCalls, EveryPsAnswersInOneWaitAndAStoppedOneIsNamed) {
+  auto live = std::make_unique<Ps>(0);
+  auto stopped = std::make_unique<Ps>(1);
+  for (Ps* ps : {live.get(), stopped.get()}) {
+    ps->client->create_variable("v", "v", Tensor::from_vector<float>({1.0f, 2.0f}, Shape{2}), true);
+  }
+  {
+    distribute::ParallelCalls calls;
+    auto a = live->client->read_in(calls, {"v"});
+    auto b = stopped->client->read_rows_in(calls, "v", {1});
+    live->client->write_in(calls, {{"v", Tensor::from_vector<float>({5.0f, 6.0f}, Shape{2}),
+                                    distribute::AssignMode::kAdd}}, {});
+    calls.wait();
+    ASSERT_EQ(a->size(), 1u);
+    EXPECT_EQ((*a)[0].to_vector<float>(), (std::vector<float>{1.0f, 2.0f}));
+    EXPECT_EQ(b->to_vector<float>(), (std::vector<float>{2.0f}));
+  }
+  EXPECT_EQ(live->client->read({"v"})[0].to_vector<float>(), (std::vector<float>{6.0f, 8.0f}));
+  stopped->server.reset();
+  {
+    distribute::ParallelCalls calls;
+    auto a = live->client->read_in(calls, {"v"});
+    stopped->client->read_in(calls, {"v"});
+    const Clock::time_point start = Clock::now();
+    expect_error([&] { calls.wait(); }, {"/job:ps/replica:0/task:1", "unreachable"});
+    EXPECT_LT(Clock::now() - start, test_options().rpc_timeout);
+    EXPECT_EQ((*a)[0].to_vector<float>(), (std::vector<float>{6.0f, 8.0f}));
+  }
+  const Clock::time_point start = Clock::now();
+  {
+    distribute::ParallelCalls calls;  // never waited for
+    live->client->read_in(calls, {"v"});
+    stopped->client->read_in(calls, {"v"});
+  }
+  EXPECT_LT(Clock::now() - start, test_options().rpc_timeout);
+}
+
 TEST(RemoteVariable, GradientsReachTheHandleDenseAndAsRows) {
   Ps ps;
   VariableSpec spec{"table", {5, 2}, float32};

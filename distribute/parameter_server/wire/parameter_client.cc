@@ -130,45 +130,11 @@ struct ParameterClient::Impl {
     received += int64_t(response->ByteSizeLong());
   }
 
-  // Starts `rpc` (a callback-API call: no thread waits on it) with the deadline and returns
-  // the future of `convert(response)`, or of the CoordinationError. The client outlives every
-  // call it started: its users wait for their futures.
-  template <class Request, class Response, class Rpc, class Convert>
-  auto start(std::string operation, Request request, Rpc rpc, Convert convert)
-      -> std::future<decltype(convert(std::declval<const Response&>()))> {
-    using Result = decltype(convert(std::declval<const Response&>()));
-    struct Call {
-      grpc::ClientContext context;
-      Request request;
-      Response response;
-      std::promise<Result> promise;
-      std::string operation;
-    };
-    auto c = std::make_shared<Call>();
-    c->request = std::move(request);
-    c->operation = std::move(operation);
-    c->context.set_deadline(std::chrono::system_clock::now() + options.rpc_timeout);
-    sent += int64_t(c->request.ByteSizeLong());
-    ++calls;
-    std::future<Result> result = c->promise.get_future();
-    rpc(stub->async(), &c->context, &c->request, &c->response,
-        [this, c, convert](grpc::Status status) {
-          try {
-            if (!status.ok()) fail(c->operation, status);
-            received += int64_t(c->response.ByteSizeLong());
-            if constexpr (std::is_void_v<Result>) {
-              convert(c->response);
-              c->promise.set_value();
-            } else {
-              c->promise.set_value(convert(c->response));
-            }
-          } catch (...) {
-            c->promise.set_exception(std::current_exception());
-          }
-        });
-    return result;
-  }
-
+  // Starts `prepare`'s call (the stub's PrepareAsync<Method>) in `group` with the deadline;
+  // on its reply, wait() calls on_reply(response), after the status is checked.
+  template <class Request, class Response, class Prepare, class OnReply>
+  void start_in(ParallelCalls& group, std::string operation, const Request& request,
+                Prepare prepare, OnReply on_reply);
   // A reply's tensor, checked like a request's (a ps of another version cannot crash us).
   Tensor tensor(const pb::TensorProto& proto, const std::string& what) const {
     try {
@@ -179,6 +145,90 @@ struct ParameterClient::Impl {
     }
   }
 };
+
+struct ParallelCalls::Impl {
+  // One call in flight; its address is its tag on the completion queue.
+  struct Call {
+    virtual ~Call() = default;
+    // On the reply (the status set): converts it, or keeps the failure.
+    virtual void complete() = 0;
+    grpc::ClientContext context;
+    grpc::Status status;
+    std::exception_ptr error;
+  };
+  template <class Response, class OnReply>
+  struct TypedCall final : Call {
+    explicit TypedCall(OnReply f) : on_reply(std::move(f)) {}
+    void complete() override {
+      try {
+        on_reply(status, response);
+      } catch (...) {
+        error = std::current_exception();
+      }
+    }
+    Response response;
+    std::unique_ptr<grpc::ClientAsyncResponseReader<Response>> reader;
+    OnReply on_reply;
+  };
+
+  grpc::CompletionQueue queue;
+  std::vector<std::unique_ptr<Call>> calls;
+  size_t outstanding = 0;
+
+  // Takes replies until none is outstanding (each call ends by its deadline at the latest).
+  void drain() {
+    while (outstanding > 0) {
+      void* tag = nullptr;
+      bool ok = false;
+      if (!queue.Next(&tag, &ok)) break;  // shut down: cannot happen before outstanding is 0
+      --outstanding;
+      static_cast<Call*>(tag)->complete();
+    }
+  }
+};
+
+ParallelCalls::ParallelCalls() : impl_(std::make_unique<Impl>()) {}
+
+ParallelCalls::~ParallelCalls() {
+  for (auto& call : impl_->calls) {
+    if (impl_->outstanding > 0) call->context.TryCancel();
+  }
+  impl_->drain();
+  impl_->queue.Shutdown();
+  void* tag = nullptr;
+  bool ok = false;
+  while (impl_->queue.Next(&tag, &ok)) {
+  }
+}
+
+void ParallelCalls::wait() {
+  impl_->drain();
+  for (auto& call : impl_->calls) {
+    if (call->error) std::rethrow_exception(call->error);
+  }
+}
+
+template <class Request, class Response, class Prepare, class OnReply>
+void ParameterClient::Impl::start_in(ParallelCalls& group, std::string operation,
+                                     const Request& request, Prepare prepare, OnReply on_reply) {
+  auto done = [this, operation = std::move(operation), on_reply = std::move(on_reply)](
+                  const grpc::Status& status, const Response& response) {
+    if (!status.ok()) fail(operation, status);
+    received += int64_t(response.ByteSizeLong());
+    on_reply(response);
+  };
+  using Call = ParallelCalls::Impl::TypedCall<Response, decltype(done)>;
+  auto call = std::make_unique<Call>(std::move(done));
+  call->context.set_deadline(std::chrono::system_clock::now() + options.rpc_timeout);
+  sent += int64_t(request.ByteSizeLong());
+  ++calls;
+  ParallelCalls::Impl& g = *group.impl_;
+  call->reader = prepare(stub.get(), &call->context, request, &g.queue);
+  call->reader->StartCall();
+  call->reader->Finish(&call->response, &call->status, static_cast<ParallelCalls::Impl::Call*>(call.get()));
+  g.calls.push_back(std::move(call));
+  ++g.outstanding;
+}
 
 ParameterClient::ParameterClient(std::string task, std::string address,
                                  ParameterServerOptions options)
@@ -229,35 +279,42 @@ std::vector<Tensor> ParameterClient::values_of(const Impl& impl,
   return out;
 }
 
-std::future<std::vector<Tensor>> ParameterClient::read_async(const std::vector<std::string>& ids) {
-  Impl* impl = impl_.get();
-  return impl->start<pb::ReadRequest, pb::ReadResponse>(
-      "Read", read_request(ids),
-      [](auto* async, auto* context, auto* req, auto* resp, auto done) {
-        async->Read(context, req, resp, std::move(done));
+std::shared_ptr<std::vector<Tensor>> ParameterClient::read_in(
+    ParallelCalls& calls, const std::vector<std::string>& ids) {
+  auto out = std::make_shared<std::vector<Tensor>>();
+  const Impl* impl = impl_.get();
+  impl_->start_in<pb::ReadRequest, pb::ReadResponse>(
+      calls, "Read", read_request(ids),
+      [](pb::ParameterService::Stub* stub, grpc::ClientContext* context,
+         const pb::ReadRequest& request, grpc::CompletionQueue* queue) {
+        return stub->PrepareAsyncRead(context, request, queue);
       },
-      [impl, ids](const pb::ReadResponse& response) { return values_of(*impl, ids, response); });
+      [impl, ids, out](const pb::ReadResponse& response) {
+        *out = values_of(*impl, ids, response);
+      });
+  return out;
 }
 
 std::vector<Tensor> ParameterClient::read(const std::vector<std::string>& ids) {
-  // The blocking stub, not read_async().get(): the caller's thread takes the reply itself
-  // (no hand-over from a gRPC thread: less CPU per call, which a busy machine feels).
   pb::ReadResponse response;
   impl_->call("Read", read_request(ids), &response, &pb::ParameterService::Stub::Read);
   return values_of(*impl_, ids, response);
 }
 
-std::future<Tensor> ParameterClient::read_rows_async(const std::string& id,
+std::shared_ptr<Tensor> ParameterClient::read_rows_in(ParallelCalls& calls, const std::string& id,
                                                      const std::vector<int64_t>& indices) {
-  Impl* impl = impl_.get();
-  return impl->start<pb::ReadRowsRequest, pb::ReadRowsResponse>(
-      "ReadRows of '" + id + "'", rows_request(id, indices),
-      [](auto* async, auto* context, auto* req, auto* resp, auto done) {
-        async->ReadRows(context, req, resp, std::move(done));
+  auto out = std::make_shared<Tensor>();
+  const Impl* impl = impl_.get();
+  impl_->start_in<pb::ReadRowsRequest, pb::ReadRowsResponse>(
+      calls, "ReadRows of '" + id + "'", rows_request(id, indices),
+      [](pb::ParameterService::Stub* stub, grpc::ClientContext* context,
+         const pb::ReadRowsRequest& request, grpc::CompletionQueue* queue) {
+        return stub->PrepareAsyncReadRows(context, request, queue);
       },
-      [impl, id](const pb::ReadRowsResponse& response) {
-        return impl->tensor(response.rows(), "ReadRows of '" + id + "'");
+      [impl, id, out](const pb::ReadRowsResponse& response) {
+        *out = impl->tensor(response.rows(), "ReadRows of '" + id + "'");
       });
+  return out;
 }
 
 Tensor ParameterClient::read_rows(const std::string& id, const std::vector<int64_t>& indices) {
@@ -283,17 +340,14 @@ void ParameterClient::assign(const std::string& id, const Tensor& value, AssignM
   impl_->call("Assign of '" + id + "'", request, &response, &pb::ParameterService::Stub::Assign);
 }
 
-std::future<void> ParameterClient::write_async(const std::vector<PendingAssign>& assigns,
-                                               const std::vector<PendingPush>& pushes) {
-  if (assigns.empty() && pushes.empty()) {
-    std::promise<void> nothing;
-    nothing.set_value();
-    return nothing.get_future();
-  }
-  return impl_->start<pb::ApplyUpdateRequest, pb::ApplyUpdateResponse>(
-      write_operation(assigns.size(), pushes.size()), write_request(assigns, pushes),
-      [](auto* async, auto* context, auto* req, auto* resp, auto done) {
-        async->ApplyUpdate(context, req, resp, std::move(done));
+void ParameterClient::write_in(ParallelCalls& calls, const std::vector<PendingAssign>& assigns,
+                               const std::vector<PendingPush>& pushes) {
+  if (assigns.empty() && pushes.empty()) return;
+  impl_->start_in<pb::ApplyUpdateRequest, pb::ApplyUpdateResponse>(
+      calls, write_operation(assigns.size(), pushes.size()), write_request(assigns, pushes),
+      [](pb::ParameterService::Stub* stub, grpc::ClientContext* context,
+         const pb::ApplyUpdateRequest& request, grpc::CompletionQueue* queue) {
+        return stub->PrepareAsyncApplyUpdate(context, request, queue);
       },
       [](const pb::ApplyUpdateResponse&) {});
 }

@@ -4,16 +4,17 @@
 // the fix; a refused request (unknown id, wrong shape) carries the service's message, which
 // names the variable and the field.
 //
-// Thread-safe: calls may run concurrently (one gRPC channel, multiplexed). The *_async calls
-// start the RPC and return at once (gRPC's callback API: no thread waits for it), so that one
-// thread can ask every ps at once; their futures hold the result or the CoordinationError, and
-// the client must outlive every future it returned that is not yet ready.
+// Thread-safe: calls may run concurrently (one gRPC channel, multiplexed). The *_in calls start
+// the RPC in a ParallelCalls and return at once, so that one thread asks every ps at once; the
+// results are there after ParallelCalls::wait(), which takes every reply on the caller's thread
+// (gRPC's completion queue, driven by that thread: no hand-off from a gRPC thread per reply,
+// which on a busy machine cost a scheduler wake-up each). The client must outlive the
+// ParallelCalls it started calls in.
 //
 // gRPC stays behind the pointer: this header includes neither gRPC nor protobuf.
 #pragma once
 
 #include <cstdint>
-#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,6 +45,27 @@ struct PendingPush {
   Gradient grad;
 };
 
+// Calls to several ps tasks in flight at once, started by ParameterClient's *_in calls from
+// one thread, whose replies that thread takes in wait(). Not thread-safe: one thread starts the
+// calls and waits.
+class ParallelCalls {
+ public:
+  ParallelCalls();
+  // Cancels the calls not waited for (a failure elsewhere) and takes their replies.
+  ~ParallelCalls();
+  ParallelCalls(const ParallelCalls&) = delete;
+  ParallelCalls& operator=(const ParallelCalls&) = delete;
+
+  // Returns when every call started has its reply (each has the client's rpc_timeout); then
+  // throws the first failure, in start order (a CoordinationError naming the ps).
+  void wait();
+
+ private:
+  friend class ParameterClient;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 class ParameterClient {
  public:
   // `task`: the ps task's name for messages, e.g. "/job:ps/replica:0/task:1"; `address`: where
@@ -62,10 +84,13 @@ class ParameterClient {
                        DType dtype);
   // The values of `ids`, in order, in one RPC (CPU tensors).
   std::vector<Tensor> read(const std::vector<std::string>& ids);
-  std::future<std::vector<Tensor>> read_async(const std::vector<std::string>& ids);
+  // read(), started in `calls`: the values are in the result after calls.wait().
+  std::shared_ptr<std::vector<Tensor>> read_in(ParallelCalls& calls,
+                                               const std::vector<std::string>& ids);
   // Rows `indices` of variable `id` along axis 0, in order: [indices.size()] + shape[1:].
   Tensor read_rows(const std::string& id, const std::vector<int64_t>& indices);
-  std::future<Tensor> read_rows_async(const std::string& id, const std::vector<int64_t>& indices);
+  std::shared_ptr<Tensor> read_rows_in(ParallelCalls& calls, const std::string& id,
+                                       const std::vector<int64_t>& indices);
   // One optimizer step of variable `id`, applied on the ps with its slots `slot_ids` (hosted
   // there, in Backend::optimizer_update's order). A sparse gradient travels as its rows.
   void apply_update(const std::string& id, const std::vector<std::string>& slot_ids,
@@ -75,8 +100,8 @@ class ParameterClient {
   // A step's writes to this ps in one ApplyUpdate RPC: the assignments, then the pushes, each
   // list applied in order on the ps. Nothing is sent when both are empty.
   void write(const std::vector<PendingAssign>& assigns, const std::vector<PendingPush>& pushes);
-  std::future<void> write_async(const std::vector<PendingAssign>& assigns,
-                                const std::vector<PendingPush>& pushes);
+  void write_in(ParallelCalls& calls, const std::vector<PendingAssign>& assigns,
+                const std::vector<PendingPush>& pushes);
   // Adds `delta` to the int64 scalar variable `id` on the ps, atomically, and returns the value
   // it had (the optimizer's step count: each concurrent update claims its own step).
   int64_t fetch_add(const std::string& id, int64_t delta);

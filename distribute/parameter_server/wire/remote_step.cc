@@ -1,7 +1,6 @@
 #include "distribute/parameter_server/wire/remote_step.h"
 
 #include <exception>
-#include <future>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -15,12 +14,6 @@ namespace strata::distribute {
 namespace {
 
 thread_local RemoteStep* current_step = nullptr;
-
-// Waits until every call has ended (none is left running when one failed).
-template <class T>
-void wait_all(std::vector<std::future<T>>& futures) {
-  for (std::future<T>& f : futures) f.wait();
-}
 
 // The caller's tensors may change after the call returns (a buffer reused next step): the
 // queue keeps its own copies.
@@ -59,29 +52,16 @@ struct RemoteStep::Ps {
 RemoteStep::RemoteStep(std::shared_ptr<RemoteReadPlan> plan) : plan_(std::move(plan)) {
   if (current_step != nullptr) return;   // nested: the outer step carries the traffic
   if (plan_) {
-    // Every ps is asked at once: all but the last started, the last on this thread.
+    // Every ps is asked at once; this thread takes the replies.
     const std::vector<RemoteReadPlan::PsReads> reads = plan_->reads();
-    std::vector<std::future<std::vector<Tensor>>> pending;
-    for (size_t i = 0; i + 1 < reads.size(); ++i) {
-      pending.push_back(reads[i].client->read_async(reads[i].ids));
-    }
-    std::vector<Tensor> last;
-    std::exception_ptr failure;
-    if (!reads.empty()) {
-      try {
-        last = reads.back().client->read(reads.back().ids);
-      } catch (...) {
-        failure = std::current_exception();
-      }
-    }
-    wait_all(pending);
-    if (failure) std::rethrow_exception(failure);
+    ParallelCalls calls;
+    std::vector<std::shared_ptr<std::vector<Tensor>>> values;
+    for (const RemoteReadPlan::PsReads& r : reads) values.push_back(r.client->read_in(calls, r.ids));
+    calls.wait();  // the first failure, named, is thrown
     for (size_t i = 0; i < reads.size(); ++i) {
-      // The first failure, named, is thrown.
-      std::vector<Tensor> values = i < pending.size() ? pending[i].get() : std::move(last);
       Ps& p = ps(reads[i].client);
       for (size_t k = 0; k < reads[i].ids.size(); ++k) {
-        p.values.emplace(reads[i].ids[k], std::move(values[k]));
+        p.values.emplace(reads[i].ids[k], std::move((*values[i])[k]));
       }
     }
   }
@@ -114,11 +94,6 @@ RemoteStep::Queue RemoteStep::take_queue(Ps& p) {
   return q;
 }
 
-std::future<void> RemoteStep::start_send(Ps& p) {
-  const Queue q = take_queue(p);
-  return p.client->write_async(q.assigns, q.pushes);
-}
-
 void RemoteStep::send(Ps& p) {
   const Queue q = take_queue(p);
   p.client->write(q.assigns, q.pushes);
@@ -126,22 +101,16 @@ void RemoteStep::send(Ps& p) {
 
 void RemoteStep::finish() {
   if (!active_) return;
-  // Every ps is sent its writes at once: all but the last started, the last on this thread.
-  std::vector<Ps*> with_writes;
-  for (auto& [key, p] : ps_) {
-    if (!p->assigns.empty() || !p->pushes.empty()) with_writes.push_back(p.get());
+  // Every ps is sent its writes at once; this thread takes the replies.
+  {
+    ParallelCalls calls;
+    for (auto& [key, p] : ps_) {
+      if (p->assigns.empty() && p->pushes.empty()) continue;
+      const Queue q = take_queue(*p);
+      p->client->write_in(calls, q.assigns, q.pushes);
+    }
+    calls.wait();  // the first failure, named, is thrown
   }
-  std::vector<std::future<void>> pending;
-  std::exception_ptr failure;
-  try {
-    for (size_t i = 0; i + 1 < with_writes.size(); ++i) pending.push_back(start_send(*with_writes[i]));
-    if (!with_writes.empty()) send(*with_writes.back());
-  } catch (...) {
-    failure = std::current_exception();
-  }
-  wait_all(pending);
-  if (failure) std::rethrow_exception(failure);
-  for (std::future<void>& f : pending) f.get();   // the first failure, named, is thrown
   if (plan_) {
     std::vector<RemoteReadPlan::PsReads> next;
     for (auto& [key, p] : ps_) {

@@ -23,7 +23,6 @@
 // that made the step sees it (current() is per thread); a nested RemoteStep joins the outer one.
 #pragma once
 
-#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -86,8 +85,7 @@ class RemoteStep {
   };
   // Empties `ps`'s queue, returning what it held.
   static Queue take_queue(Ps& ps);
-  // Sends `ps`'s queue (and empties it): started, or started and waited for.
-  static std::future<void> start_send(Ps& ps);
+  // Sends `ps`'s queue (and empties it) and waits for the reply.
   static void send(Ps& ps);
 
   std::shared_ptr<RemoteReadPlan> plan_;

@@ -110,9 +110,10 @@ Tensor RemoteVariable::read_rows(const std::vector<int64_t>& rows) const {
   return client_->read_rows(id_, rows);
 }
 
-std::future<Tensor> RemoteVariable::read_rows_async(const std::vector<int64_t>& rows) const {
+std::shared_ptr<Tensor> RemoteVariable::read_rows_in(ParallelCalls& calls,
+                                                    const std::vector<int64_t>& rows) const {
   if (RemoteStep* step = RemoteStep::current()) step->before_direct(client_, id_);
-  return client_->read_rows_async(id_, rows);
+  return client_->read_rows_in(calls, id_, rows);
 }
 
 void RemoteVariable::apply_update(const VariableUpdate& update, UpdateBatch&) {

@@ -9,7 +9,6 @@
 // GradientTape gradients (dense or IndexedSlices) reach it as they reach a local variable.
 #pragma once
 
-#include <future>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -48,9 +47,10 @@ class RemoteVariable final : public Variable {
   // Its gradient is IndexedSlices of this variable under gradient_with_slices, else dense.
   Tensor gather(const Tensor& ids) const override;
   // Rows `rows` (valid, distinct) as they are on the ps (one ReadRows); no gradient is recorded.
-  // The async one returns at once (a ShardedVariable asks all its shards together).
+  // read_rows_in starts it in `calls` (a ShardedVariable asks all its shards together): the rows
+  // are in the result after calls.wait().
   Tensor read_rows(const std::vector<int64_t>& rows) const;
-  std::future<Tensor> read_rows_async(const std::vector<int64_t>& rows) const;
+  std::shared_ptr<Tensor> read_rows_in(ParallelCalls& calls, const std::vector<int64_t>& rows) const;
   // One ApplyUpdate RPC. The slots must be RemoteVariables on the same ps (a strategy places
   // them by VariableSpec::colocate_with); CoordinationError naming the slot otherwise.
   void apply_update(const VariableUpdate& update, UpdateBatch& batch) override;
