@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -66,9 +67,14 @@ TEST(HierarchicalGroup, AsyncAllReduceReturnsBeforeTheOtherWorkerJoinsAndSumsEve
     EXPECT_EQ(comm.world_size(), 4);
     const bool worker0 = rank < kLocal;
     if (!worker0) {
-      // Worker 1 starts only once both of worker 0's replicas have their async calls back:
-      // a call that waited for worker 1 would never return (and the test would hang).
-      while (!worker0_issued.load()) std::this_thread::yield();
+      // Worker 1 starts only once both of worker 0's replicas have their async calls back: a
+      // call that waited for worker 1 would not return, and after 60 s worker 1 goes anyway
+      // (the expectation below fails instead of the test hanging).
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+      while (!worker0_issued.load() && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::yield();
+      }
+      EXPECT_TRUE(worker0_issued.load()) << "worker 0's all_reduce_async waited for worker 1";
     }
     Tensor a = Tensor::from_vector<float>({float(rank + 1), 10.0f * float(rank + 1)}, Shape{2});
     Tensor b = Tensor::from_vector<float>({100.0f * float(rank + 1)}, Shape{1});
@@ -108,7 +114,10 @@ TEST(OrderedOps, RunWaitsForEverySubmittedOpAndWaitRethrows) {
   std::atomic<bool> release{false};
   auto first = ops.submit(
       [&] {
-        while (!release.load()) std::this_thread::yield();
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        while (!release.load() && std::chrono::steady_clock::now() < deadline) {
+          std::this_thread::yield();
+        }
         order.push_back(1);
       },
       Device::cpu());
