@@ -10,18 +10,35 @@
 // the process being killed (not a power cut: there is no fsync). Records are appended whole, so
 // a reader sees at most a truncated last record if the process dies inside a write.
 // Not thread-safe: one writer per thread, or lock around it.
+//
+// Compression (tf.io.TFRecordOptions' compression_type): "GZIP" makes the whole file one gzip
+// stream, "ZLIB" one zlib stream, of the same framed records; "" writes them as they are.
+//   TFRecordWriter w("/tmp/data.tfrecord.gz", "GZIP");
+// A compressed file is complete only after close(): flush() ends a deflate block (Z_SYNC_FLUSH)
+// so a reader sees every flushed record, but the stream's trailer is written by close().
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
 
 namespace strata {
 
+// How a TFRecord file is compressed, as a whole (TensorFlow's compression_type).
+enum class TFRecordCompression { kNone, kGzip, kZlib };
+
+// "" (or "NONE") / "GZIP" / "ZLIB" as TensorFlow spells them; ValueError on anything else.
+TFRecordCompression tfrecord_compression_from_name(const std::string& name);
+const char* tfrecord_compression_name(TFRecordCompression compression);  // "", "GZIP", "ZLIB"
+
 class TFRecordWriter {
  public:
   // Creates `path` (or empties it); IOError naming the path when that fails.
   explicit TFRecordWriter(std::string path);
+  // Same, compressed as `compression` says ("", "GZIP" or "ZLIB"; ValueError otherwise).
+  TFRecordWriter(std::string path, const std::string& compression);
+  TFRecordWriter(std::string path, TFRecordCompression compression);
   // Closes the file; errors are dropped here (call close() to see them).
   ~TFRecordWriter();
   TFRecordWriter(const TFRecordWriter&) = delete;
@@ -45,7 +62,13 @@ class TFRecordWriter {
  private:
   std::string path_;
   int fd_ = -1;
-  std::string buffer_;  // framed records not yet handed to the OS
+  class Deflater;  // zlib state of a compressed file (record_writer.cc)
+
+  void append(std::string_view framed);
+  void drain();  // writes buffer_ to the file
+
+  std::string buffer_;  // file bytes (compressed when compressing) not yet handed to the OS
+  std::unique_ptr<Deflater> deflater_;  // null for an uncompressed file
 };
 
 }  // namespace strata
