@@ -1,7 +1,5 @@
 #include "datasets/tfrecord/tfrecord_dataset.h"
 
-#include <cstring>
-
 #include "framework/core/error.h"
 #include "framework/data/dataset_ops.h"
 
@@ -65,25 +63,6 @@ Dataset TFRecordDataset(const std::vector<std::string>& filenames,
     throw ValueError("TFRecordDataset: options.corrupt_counter is null; keep the default counter");
   }
   return Dataset(std::make_shared<TFRecordDatasetImpl>(filenames, options));
-}
-
-std::string record_bytes(const Tensor& record) {
-  if (!record.defined() || record.dtype() != uint8 || record.rank() != 1) {
-    throw ValueError(std::string("record_bytes: expected a 1-D uint8 tensor (a TFRecordDataset "
-                                 "element), found ") +
-                     (record.defined() ? std::string(dtype_name(record.dtype())) + " " +
-                                             record.shape().to_string()
-                                       : std::string("an undefined tensor")));
-  }
-  const Tensor host = record.to(Device::cpu());
-  return std::string(reinterpret_cast<const char*>(host.data<uint8_t>()),
-                     static_cast<size_t>(host.numel()));
-}
-
-Tensor bytes_tensor(std::string_view bytes) {
-  Tensor t = Tensor::empty(Shape{static_cast<int64_t>(bytes.size())}, uint8);
-  if (!bytes.empty()) std::memcpy(t.data<uint8_t>(), bytes.data(), bytes.size());
-  return t;
 }
 
 }  // namespace strata::data

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "framework/data/bytes_tensor.h"  // record_bytes(), bytes_tensor()
 #include "framework/data/dataset.h"
 #include "framework/summary/record_reader.h"
 
@@ -40,9 +41,5 @@ Dataset TFRecordDataset(const std::vector<std::string>& filenames,
                         const std::string& compression = "", int64_t buffer_size = 0);
 Dataset TFRecordDataset(const std::vector<std::string>& filenames,
                         const TFRecordDatasetOptions& options);
-
-// A record element's tensor (1-D uint8) as bytes, and back.
-std::string record_bytes(const Tensor& record);
-Tensor bytes_tensor(std::string_view bytes);
 
 }  // namespace strata::data

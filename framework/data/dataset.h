@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "framework/core/tensor.h"
@@ -55,6 +56,13 @@ class Dataset {
   // Elements produced by `make_generator()` (called once per pass) until it returns nullopt.
   static Dataset from_generator(std::function<std::function<std::optional<Element>()>()> make_generator,
                                 int64_t cardinality = kUnknownCardinality);
+  // The files matching `pattern` (a shell glob: *, ? and [...] in any path component), one
+  // element each: the path as a 1-D uint8 tensor of its bytes (record_bytes() in
+  // bytes_tensor.h gives the string back; tensors have no string dtype). Sorted by name; with
+  // `shuffle` (the default, as tf.data.Dataset.list_files) in a random order that `seed` decides
+  // (seed < 0 draws one), a different one each pass. ValueError naming the pattern when no file
+  // matches (TensorFlow's InvalidArgumentError).
+  static Dataset list_files(const std::string& pattern, bool shuffle = true, int64_t seed = -1);
 
   // Random order through a buffer of `buffer_size` elements (tf.data semantics). seed < 0 draws
   // a seed from the global generator. With reshuffle_each_iteration, each pass (each epoch)
@@ -66,6 +74,15 @@ class Dataset {
   // Applies fn to each element; num_parallel_calls > 1 (or kAutotune) runs fn on a thread pool,
   // keeping the order of elements.
   Dataset map(MapFn fn, int num_parallel_calls = 1) const;
+  // fn maps each element to a dataset, whose elements are interleaved (tf.data's interleave,
+  // deterministic): cycle_length inputs are open at once (kAutotune: one per core), and
+  // block_length consecutive elements are taken from each in turn; an input that ends is
+  // replaced by the next element's dataset in its place. num_parallel_calls > 1 (or kAutotune)
+  // reads each open input ahead on a thread of its own; the order stays the same.
+  //   Dataset::list_files(dir + "/*.tfrecord").interleave(
+  //       [](const Element& f) { return TFRecordDataset({record_bytes(f[0])}); }, 4);
+  Dataset interleave(std::function<Dataset(const Element&)> fn, int cycle_length = kAutotune,
+                     int block_length = 1, int num_parallel_calls = 1) const;
   // count < 0: forever.
   Dataset repeat(int64_t count = -1) const;
   Dataset take(int64_t count) const;
