@@ -3,23 +3,14 @@
 #include <exception>
 #include <utility>
 
+#include "distribute/collectives/pending_work.h"
 #include "framework/core/device_scope.h"
 
 namespace strata::distribute {
 
-class OrderedOps::Task final : public CollectiveWork {
+class OrderedOps::Task final : public PendingWork {
  public:
   Task(std::function<void()> op, Device device) : op_(std::move(op)), device_(device) {}
-
-  void wait() override {
-    std::unique_lock<std::mutex> lock(mutex_);
-    cv_.wait(lock, [&] { return finished_; });
-    if (error_) std::rethrow_exception(error_);
-  }
-  bool done() const override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return finished_;
-  }
 
   void execute() {
     std::exception_ptr error;
@@ -30,21 +21,12 @@ class OrderedOps::Task final : public CollectiveWork {
       error = std::current_exception();
     }
     op_ = nullptr;  // releases the tensors the op captured before anyone is told
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      finished_ = true;
-      error_ = std::move(error);
-    }
-    cv_.notify_all();
+    complete(std::move(error));
   }
 
  private:
   std::function<void()> op_;
   const Device device_;
-  mutable std::mutex mutex_;
-  std::condition_variable cv_;
-  bool finished_ = false;
-  std::exception_ptr error_;
 };
 
 OrderedOps::~OrderedOps() {

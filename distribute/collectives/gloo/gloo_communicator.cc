@@ -31,6 +31,7 @@
 #include "distribute/collectives/gloo/gloo_reduce.h"
 #include "distribute/collectives/gloo/gloo_store.h"
 #include "distribute/collectives/gloo/rank_listen_host.h"
+#include "distribute/collectives/pending_work.h"
 
 namespace strata::distribute {
 namespace {
@@ -168,28 +169,14 @@ void check_tensor(const Tensor& t, const char* what) {
 }
 
 // One op on the background thread; also the caller's handle to it.
-class Task final : public CollectiveWork {
+class Task final : public PendingWork {
  public:
   Task(std::string name, size_t bytes, std::function<void(uint64_t seq)> run)
       : name(std::move(name)), bytes(bytes), run(std::move(run)) {}
 
-  void wait() override {
-    std::unique_lock<std::mutex> lock(mutex_);
-    cv_.wait(lock, [&] { return finished_; });
-    if (error_) std::rethrow_exception(error_);
-  }
-  bool done() const override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return finished_;
-  }
   void finish(std::exception_ptr error) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      finished_ = true;
-      error_ = std::move(error);
-    }
-    cv_.notify_all();
     run = nullptr;  // releases the tensors the op captured
+    complete(std::move(error));
   }
   // "all_reduce #12 (4096 bytes)"
   std::string head() const {
@@ -200,12 +187,6 @@ class Task final : public CollectiveWork {
   const size_t bytes;
   uint64_t seq = 0;
   std::function<void(uint64_t seq)> run;  // gets `seq`: the op's tag, the same on every rank
-
- private:
-  mutable std::mutex mutex_;
-  std::condition_variable cv_;
-  bool finished_ = false;
-  std::exception_ptr error_;
 };
 
 }  // namespace
