@@ -399,7 +399,8 @@ void MultiWorkerMirroredStrategy::sum_across_workers(Tensor& total, double& coun
 }
 
 int64_t MultiWorkerMirroredStrategy::agree_on_unsharded_batch(int64_t samples,
-                                                              uint64_t fingerprint, bool first) {
+                                                              uint64_t fingerprint, bool first,
+                                                              AutoShardPolicy policy) {
   if (!cluster_) return samples;
   const Tensor mine = Tensor::from_vector<int64_t>({samples, int64_t(fingerprint)});
   const std::vector<int64_t> all = cluster_->communicator()->all_gather(mine).to_vector<int64_t>();
@@ -413,18 +414,27 @@ int64_t MultiWorkerMirroredStrategy::agree_on_unsharded_batch(int64_t samples,
     (s == 0 ? ended : going) += (s == 0 ? ended : going).empty() ? task_name(w) : ", " + task_name(w);
     same = same && s == all[0] && all[size_t(2 * w + 1)] == all[1];
   }
-  const std::string who = "experimental_distribute_dataset with AutoShardPolicy::kOff";
+  const bool by_file = policy == AutoShardPolicy::kFile;
+  const std::string who = by_file ? "the input, divided among the workers by file "
+                                    "(AutoShardPolicy::kFile, or kAuto for a dataset of files),"
+                                  : "experimental_distribute_dataset with AutoShardPolicy::kOff";
   if (!ended.empty() && !going.empty()) {
     throw ValueError(who + ": the datasets of " + ended + " ended while those of " + going +
-                     " still have batches; every worker must yield the same number of batches "
-                     "(shard evenly, or use .repeat() with steps), or use AutoShardPolicy::kData");
+                     " still have batches; every worker must yield the same number of batches " +
+                     (by_file ? std::string("(files of equal record counts, or .repeat() with "
+                                            "steps_per_epoch), or use AutoShardPolicy::kData")
+                              : std::string("(shard evenly, or use .repeat() with steps), or use "
+                                            "AutoShardPolicy::kData")));
   }
   if (first && samples > 0 && same) {
     throw ValueError(who + ": every worker's first batch is the same (" + std::to_string(samples) +
                      " samples on each of the " + std::to_string(n) + " workers), so all would "
-                     "train on the same data; shard each worker's dataset "
-                     "(dataset.shard(num_workers, worker_index) from input_context()) or use "
-                     "AutoShardPolicy::kData");
+                     "train on the same data; " +
+                     (by_file ? std::string("the files hold the same records: give each file "
+                                            "different data, or use AutoShardPolicy::kData")
+                              : std::string("shard each worker's dataset "
+                                            "(dataset.shard(num_workers, worker_index) from "
+                                            "input_context()) or use AutoShardPolicy::kData")));
   }
   return total;
 }

@@ -56,7 +56,8 @@ class MultiWorkerMirroredStrategy final : public Strategy {
   void run_replicas(const std::function<void(int)>& fn) override;
   Tensor gather_outputs(const PerReplica& outputs, const DistributedBatch& batch) override;
   size_t gradient_bucket_bytes() const override;
-  int64_t agree_on_unsharded_batch(int64_t samples, uint64_t fingerprint, bool first) override;
+  int64_t agree_on_unsharded_batch(int64_t samples, uint64_t fingerprint, bool first,
+                                   AutoShardPolicy policy) override;
   // What the last step's state all-gather carried: the first worker (in worker order) whose
   // SIGTERM / SIGINT was pending when it joined that all-gather. The same on every worker.
   TerminationRequest termination_request() const override;

@@ -81,6 +81,26 @@ data::Element augment(const data::Element& e, uint64_t seed) {
   return {out, e[1]};
 }
 
+// A record's Example as (uint8 image [32,32,3], uint8 label [1]), the element of the tensor
+// pipelines.
+data::Element parse_record(const data::Element& record) {
+  static const data::FeatureSpecs spec = {
+      {"image/encoded", data::FixedLenFeature({}, uint8)},
+      {"image/class/label", data::FixedLenFeature({}, int64)}};
+  data::ParsedFeatures f = data::parse_single_example(record[0], spec);
+  const Tensor image = data::decode_png(data::bytes_tensor(f["image/encoded"].string(0)), 3);
+  if (image.dim(0) != kHeight || image.dim(1) != kWidth) {
+    throw ValueError("CIFAR-10 record: expected a 32x32 image, got " + image.shape().to_string() +
+                     "; write the records with strata_cifar10_to_tfrecord");
+  }
+  const int64_t label = f["image/class/label"].values.item<int64_t>();
+  if (label < 0 || label >= kNumClasses) {
+    throw ValueError("CIFAR-10 record: image/class/label " + std::to_string(label) +
+                     " is not a class in [0, 10)");
+  }
+  return {image, Tensor::from_vector(std::vector<uint8_t>{uint8_t(label)}, {1})};
+}
+
 data::Element standardize(const data::Element& e) {
   const uint8_t* src = e[0].data<uint8_t>();
   float image[kImageValues];
@@ -106,6 +126,62 @@ data::Dataset eval_dataset(const Tensor& x, const Tensor& y, int64_t batch_size)
   check_images(x, y, "eval_dataset");
   return data::Dataset::from_tensor_slices({x, y})
       .map(standardize, data::kAutotune)
+      .batch(batch_size, /*drop_remainder=*/false)
+      .prefetch(2);
+}
+
+std::vector<std::string> record_files(const std::string& dir, const std::string& split) {
+  const std::string pattern = dir + "/" + split + "-*";
+  data::Dataset listed = [&] {
+    try {
+      return data::Dataset::list_files(pattern, /*shuffle=*/false);
+    } catch (const ValueError&) {
+      throw ValueError("--data_format tfrecord: no " + split + " files (" + pattern + ") in " +
+                       "--data_dir " + dir + "; write them with strata_cifar10_to_tfrecord "
+                       "--output_dir " + dir);
+    }
+  }();
+  std::vector<std::string> files;
+  auto it = listed.make_iterator();
+  while (auto e = it->next()) files.push_back(data::record_bytes((*e)[0]));
+  return files;
+}
+
+int64_t count_records(const std::vector<std::string>& files) {
+  int64_t n = 0;
+  auto it = data::TFRecordDataset(files).make_iterator();
+  while (it->next()) ++n;
+  return n;
+}
+
+namespace {
+
+data::Dataset read_records(const std::string& dir, const std::string& split, bool shuffle,
+                           uint64_t seed) {
+  record_files(dir, split);  // the error naming the converter when there are none
+  return data::Dataset::list_files(dir + "/" + split + "-*", shuffle,
+                                   int64_t(seed & 0x7fffffffffffffffULL))
+      .interleave([](const data::Element& f) {
+                    return data::TFRecordDataset({data::record_bytes(f[0])});
+                  },
+                  /*cycle_length=*/shuffle ? 4 : 1, /*block_length=*/1,
+                  /*num_parallel_calls=*/shuffle ? data::kAutotune : 1);
+}
+
+}  // namespace
+
+data::Dataset train_records(const std::string& dir, int64_t batch_size, uint64_t seed) {
+  return read_records(dir, "train", /*shuffle=*/true, seed)
+      .shuffle(10000, int64_t((seed + 1) & 0x7fffffffffffffffULL))
+      .map([seed](const data::Element& r) { return augment(parse_record(r), seed); },
+           data::kAutotune)
+      .batch(batch_size, /*drop_remainder=*/true)
+      .prefetch(2);
+}
+
+data::Dataset eval_records(const std::string& dir, int64_t batch_size) {
+  return read_records(dir, "validation", /*shuffle=*/false, 0)
+      .map([](const data::Element& r) { return standardize(parse_record(r)); }, data::kAutotune)
       .batch(batch_size, /*drop_remainder=*/false)
       .prefetch(2);
 }

@@ -6,9 +6,17 @@
 //   synthetic: one batch of random images and labels, repeated forever (official
 //          get_synth_input_fn), for --use_synthetic_data.
 // Elements are (x float32 [32,32,3], y uint8 [1]); batches (x [B,32,32,3], y [B,1]).
+//   TFRecords (--data_format tfrecord, files of datasets/tools/strata_cifar10_to_tfrecord):
+//          list_files(train-*, shuffled) -> interleave(TFRecordDataset, 4 files at a time, read
+//          ahead) -> shuffle(10000 records) -> map(parse the Example + decode_png + the
+//          training augmentation, parallel) -> batch -> prefetch; eval: the validation-* files in
+//          order, decoded and standardized. Under multi_worker_mirrored each worker reads only
+//          its own files (AutoShardPolicy::kAuto divides a dataset of files by file).
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include <strata/strata.h>
 
@@ -30,6 +38,15 @@ strata::data::Dataset train_dataset(const strata::Tensor& x, const strata::Tenso
 // The evaluation pipeline: every image once, in order (the last batch may be smaller).
 strata::data::Dataset eval_dataset(const strata::Tensor& x, const strata::Tensor& y,
                                    int64_t batch_size);
+// The TFRecord files of `split` ("train" or "validation") in `dir`: <split>-* (sorted). ValueError
+// naming the folder and the converter when there are none.
+std::vector<std::string> record_files(const std::string& dir, const std::string& split);
+// Records in `files` (reads their framing once).
+int64_t count_records(const std::vector<std::string>& files);
+// The pipelines above over the Examples of `dir` (image/encoded PNG, image/class/label).
+strata::data::Dataset train_records(const std::string& dir, int64_t batch_size, uint64_t seed);
+strata::data::Dataset eval_records(const std::string& dir, int64_t batch_size);
+
 // One batch of truncated_normal(mean 127, stddev 60) images and uniform labels, repeated
 // forever (cardinality infinite: pass steps to fit/evaluate).
 strata::data::Dataset synthetic_dataset(int64_t batch_size, uint64_t seed);

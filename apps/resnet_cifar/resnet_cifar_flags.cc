@@ -42,6 +42,11 @@ using SeedFlag = apps::Ranged<int64_t, 0, std::numeric_limits<int64_t>::max()>;
 ABSL_FLAG(std::string, data_dir, "",
           "Folder holding cifar-10-batches-bin/ (or that folder). Default: "
           "$STRATA_DATA_DIR/cifar10, then ~/.strata/datasets/cifar10.");
+ABSL_FLAG(std::string, data_format, "binary",
+          "What --data_dir holds: 'binary' (CIFAR-10's cifar-10-batches-bin) or 'tfrecord' "
+          "(TFRecord files of tf.train.Example, train-* and validation-*, as "
+          "strata_cifar10_to_tfrecord writes them; read through the input pipeline, and under "
+          "multi_worker_mirrored each worker reads only its own files).");
 ABSL_FLAG(std::string, model_dir, "",
           "If set: backup/ (a killed run resumes when started again with the same command), "
           "model.ckpt-<epoch>.h5 weights each epoch, logs/ for TensorBoard, training_log.csv, "
@@ -103,8 +108,10 @@ Options parse_flags(int argc, char** argv, apps::ParseMode mode) {
                         "parameter_server"});
   apps::require_one_of(FLAGS_all_reduce_alg, {"", "hierarchical_copy", "nccl"});
   apps::require_one_of(FLAGS_dtype, {"fp32", "fp16", "bf16"});
+  apps::require_one_of(FLAGS_data_format, {"binary", "tfrecord"});
   Options o;
   o.data_dir = absl::GetFlag(FLAGS_data_dir);
+  o.data_format = absl::GetFlag(FLAGS_data_format);
   o.model_dir = absl::GetFlag(FLAGS_model_dir);
   o.distribution_strategy = absl::GetFlag(FLAGS_distribution_strategy);
   o.all_reduce_alg = absl::GetFlag(FLAGS_all_reduce_alg);
@@ -129,6 +136,10 @@ Options parse_flags(int argc, char** argv, apps::ParseMode mode) {
   }
   if (o.eval_only && o.model_dir.empty()) {
     throw apps::FlagError("--eval_only needs --model_dir (where model.h5 is)");
+  }
+  if (o.data_format == "tfrecord" && o.data_dir.empty() && !o.use_synthetic_data) {
+    throw apps::FlagError("--data_format tfrecord needs --data_dir (the folder of train-* and "
+                          "validation-* files strata_cifar10_to_tfrecord wrote)");
   }
   if (o.eval_only && o.skip_eval) {
     throw apps::FlagError("--eval_only and --skip_eval contradict each other");

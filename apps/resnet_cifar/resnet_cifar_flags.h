@@ -11,7 +11,7 @@
 namespace resnet_cifar {
 
 struct Options {
-  std::string data_dir, model_dir, distribution_strategy, all_reduce_alg, dtype;
+  std::string data_dir, data_format, model_dir, distribution_strategy, all_reduce_alg, dtype;
   bool eval_only = false, use_synthetic_data = false, skip_eval = false;
   int64_t batch_size = 0;
   int train_epochs = 0;

@@ -135,6 +135,7 @@ int64_t count(const std::vector<VariablePtr>& vars) {
 // below is the same).
 data::Dataset training_input(const resnet_cifar::Options& o) {
   if (o.use_synthetic_data) return resnet_cifar::synthetic_dataset(o.batch_size, o.seed);
+  if (o.data_format == "tfrecord") return resnet_cifar::train_records(o.data_dir, o.batch_size, o.seed);
   auto [train, test] = cifar10::load_data(o.data_dir);
   return resnet_cifar::train_dataset(train.first, train.second, o.batch_size, o.seed);
 }
@@ -219,12 +220,30 @@ static int run(int argc, char** argv) {
     eval_steps = std::max<int64_t>(1, resnet_cifar::kNumEvalImages / batch_size);
   } else {
     const auto start = Clock::now();
-    auto [train, test] = cifar10::load_data(o.data_dir);
-    std::printf("CIFAR-10: x_train %s, x_test %s (loaded in %.2fs)\n",
-                train.first.shape().to_string().c_str(), test.first.shape().to_string().c_str(),
-                seconds_since(start));
-    num_train_images = train.first.shape()[0];
-    const int64_t num_test_images = test.first.shape()[0];
+    int64_t num_test_images = 0;
+    const bool evaluates = o.eval_only || !o.skip_eval || evaluator;
+    if (o.data_format == "tfrecord") {
+      num_train_images = resnet_cifar::count_records(resnet_cifar::record_files(o.data_dir, "train"));
+      if (evaluates) {
+        num_test_images =
+            resnet_cifar::count_records(resnet_cifar::record_files(o.data_dir, "validation"));
+      }
+      std::printf("CIFAR-10 TFRecords in %s: %lld training and %lld validation records "
+                  "(counted in %.2fs)\n",
+                  o.data_dir.c_str(), static_cast<long long>(num_train_images),
+                  static_cast<long long>(num_test_images), seconds_since(start));
+      train_ds = resnet_cifar::train_records(o.data_dir, batch_size, o.seed);
+      if (evaluates) eval_ds = resnet_cifar::eval_records(o.data_dir, batch_size);
+    } else {
+      auto [train, test] = cifar10::load_data(o.data_dir);
+      std::printf("CIFAR-10: x_train %s, x_test %s (loaded in %.2fs)\n",
+                  train.first.shape().to_string().c_str(), test.first.shape().to_string().c_str(),
+                  seconds_since(start));
+      num_train_images = train.first.shape()[0];
+      num_test_images = test.first.shape()[0];
+      train_ds = resnet_cifar::train_dataset(train.first, train.second, batch_size, o.seed);
+      eval_ds = resnet_cifar::eval_dataset(test.first, test.second, batch_size);
+    }
     const std::string where =
         o.data_dir.empty() ? "the CIFAR-10 data" : "--data_dir " + o.data_dir;
     if (!o.eval_only && batch_size > num_train_images) {
@@ -233,14 +252,13 @@ static int run(int argc, char** argv) {
                             std::to_string(num_train_images) + " training images of " + where +
                             "; use at most " + std::to_string(num_train_images));
     }
-    if (num_test_images == 0 && (o.eval_only || !o.skip_eval)) {
-      throw ValueError("the CIFAR-10 test set (test_batch.bin) of " + where +
-                       " has no images, so there is nothing to evaluate; restore it "
-                       "(scripts/get_datasets cifar10)" +
+    if (num_test_images == 0 && evaluates) {
+      throw ValueError("the CIFAR-10 test set (" +
+                       std::string(o.data_format == "tfrecord" ? "validation-*" : "test_batch.bin") +
+                       ") of " + where + " has no images, so there is nothing to evaluate; "
+                       "restore it (scripts/get_datasets cifar10)" +
                        (o.eval_only ? "" : " or train without evaluating (--skip_eval)"));
     }
-    train_ds = resnet_cifar::train_dataset(train.first, train.second, batch_size, o.seed);
-    eval_ds = resnet_cifar::eval_dataset(test.first, test.second, batch_size);
   }
   const int64_t steps_per_epoch_full = std::max<int64_t>(1, num_train_images / batch_size);
 

@@ -42,6 +42,10 @@ class TFRecordDatasetImpl : public DatasetImpl {
   }
   // Counting would mean reading every file (TensorFlow reports UNKNOWN too).
   int64_t cardinality() const override { return kUnknownCardinality; }
+  const std::vector<std::string>* source_files() const override { return &files_; }
+  ImplPtr with_files(std::vector<std::string> files) const override {
+    return std::make_shared<TFRecordDatasetImpl>(std::move(files), options_);
+  }
 
  private:
   std::vector<std::string> files_;

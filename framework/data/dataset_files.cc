@@ -36,6 +36,10 @@ class FilesDataset : public DatasetImpl {
     return std::make_unique<Files>(self<FilesDataset>());
   }
   int64_t cardinality() const override { return int64_t(paths_.size()); }
+  const std::vector<std::string>* source_files() const override { return &paths_; }
+  ImplPtr with_files(std::vector<std::string> files) const override {
+    return std::make_shared<FilesDataset>(std::move(files));
+  }
 
  private:
   std::vector<std::string> paths_;

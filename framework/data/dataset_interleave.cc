@@ -49,6 +49,10 @@ class InterleaveDataset : public DatasetImpl {
     return input_->cardinality() == 0 ? 0 : kUnknownCardinality;
   }
   const DatasetImpl* input_node() const override { return input_.get(); }
+  ImplPtr with_input(ImplPtr input) const override {
+    return std::make_shared<InterleaveDataset>(std::move(input), fn_, cycle_length_, block_length_,
+                                               read_ahead_ ? 2 : 1);
+  }
 
   // The dataset of one input element (read ahead on its own thread when asked).
   std::unique_ptr<Iterator> open(const Element& e) const {

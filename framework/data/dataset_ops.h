@@ -31,6 +31,20 @@ class DatasetImpl : public std::enable_shared_from_this<DatasetImpl> {
     if (const DatasetImpl* in = input_node()) in->restore_state(state, pos);
   }
 
+  // ---- Sharding by file (file_sharding.cc: AutoShardPolicy::kFile) ----
+  // A copy of this node that reads from `input` instead of input_node(): what the rewrite makes
+  // of each node between the pipeline's end and its file source. Null for nodes that have no
+  // input (sources).
+  virtual std::shared_ptr<const DatasetImpl> with_input(std::shared_ptr<const DatasetImpl>) const {
+    return nullptr;
+  }
+  // File sources (list_files, TFRecordDataset): the files, in the order listed; null elsewhere.
+  virtual const std::vector<std::string>* source_files() const { return nullptr; }
+  // A file source's copy that reads `files` only (a subset of source_files(), in their order).
+  virtual std::shared_ptr<const DatasetImpl> with_files(std::vector<std::string>) const {
+    return nullptr;
+  }
+
  protected:
   template <typename T>
   std::shared_ptr<const T> self() const {
@@ -95,13 +109,16 @@ class ShuffleDataset : public DatasetImpl {
   uint64_t seed() const { return seed_; }
   void save_state(std::vector<uint64_t>& out) const override;
   void restore_state(const std::vector<uint64_t>& state, size_t& pos) const override;
+  // The same seed and the same pass count (shared: a pass of either copy counts for both), so a
+  // rewritten pipeline keeps the order of passes the original would have.
+  ImplPtr with_input(ImplPtr input) const override;
 
  private:
   ImplPtr input_;
   int64_t buffer_size_;
   uint64_t seed_;
   bool reshuffle_;
-  mutable std::atomic<uint64_t> passes_{0};
+  std::shared_ptr<std::atomic<uint64_t>> passes_ = std::make_shared<std::atomic<uint64_t>>(0);
 };
 
 // ---- batch (dataset_batch.cc) ----
@@ -115,6 +132,10 @@ class BatchDataset : public DatasetImpl {
   int64_t batch_size() const { return batch_size_; }
   bool drop_remainder() const { return drop_remainder_; }
   const ImplPtr& input() const { return input_; }
+
+  ImplPtr with_input(ImplPtr input) const override {
+    return std::make_shared<BatchDataset>(std::move(input), batch_size_, drop_remainder_);
+  }
 
  private:
   ImplPtr input_;
@@ -139,6 +160,10 @@ class MapDataset : public DatasetImpl {
   const MapFn& fn() const { return fn_; }
   int num_parallel_calls() const { return parallel_; }
 
+  ImplPtr with_input(ImplPtr input) const override {
+    return std::make_shared<MapDataset>(std::move(input), fn_, parallel_);
+  }
+
  private:
   ImplPtr input_;
   MapFn fn_;
@@ -157,6 +182,10 @@ class PrefetchDataset : public DatasetImpl {
   std::unique_ptr<Iterator> make_iterator() const override;
   int64_t cardinality() const override { return input_->cardinality(); }
 
+  ImplPtr with_input(ImplPtr input) const override {
+    return std::make_shared<PrefetchDataset>(std::move(input), buffer_size_);
+  }
+
  private:
   ImplPtr input_;
   int64_t buffer_size_;  // resolved: >= 1
@@ -171,6 +200,10 @@ class RepeatDataset : public DatasetImpl {
   std::unique_ptr<Iterator> make_iterator() const override;
   int64_t cardinality() const override;
 
+  ImplPtr with_input(ImplPtr input) const override {
+    return std::make_shared<RepeatDataset>(std::move(input), count_);
+  }
+
  private:
   ImplPtr input_;
   int64_t count_;  // < 0: forever
@@ -182,6 +215,10 @@ class TakeDataset : public DatasetImpl {
   TakeDataset(ImplPtr input, int64_t count);
   std::unique_ptr<Iterator> make_iterator() const override;
   int64_t cardinality() const override;
+
+  ImplPtr with_input(ImplPtr input) const override {
+    return std::make_shared<TakeDataset>(std::move(input), count_);
+  }
 
  private:
   ImplPtr input_;
@@ -195,6 +232,10 @@ class SkipDataset : public DatasetImpl {
   std::unique_ptr<Iterator> make_iterator() const override;
   int64_t cardinality() const override;
 
+  ImplPtr with_input(ImplPtr input) const override {
+    return std::make_shared<SkipDataset>(std::move(input), count_);
+  }
+
  private:
   ImplPtr input_;
   int64_t count_;  // < 0: all
@@ -206,6 +247,10 @@ class ShardDataset : public DatasetImpl {
   ShardDataset(ImplPtr input, int64_t num_shards, int64_t index);
   std::unique_ptr<Iterator> make_iterator() const override;
   int64_t cardinality() const override;
+
+  ImplPtr with_input(ImplPtr input) const override {
+    return std::make_shared<ShardDataset>(std::move(input), num_shards_, index_);
+  }
 
  private:
   ImplPtr input_;
@@ -224,6 +269,10 @@ class CacheDataset : public DatasetImpl {
   std::shared_ptr<const std::vector<Element>> cached() const;
   void publish(std::shared_ptr<const std::vector<Element>> elements) const;
   const ImplPtr& input() const { return input_; }
+
+  ImplPtr with_input(ImplPtr input) const override {
+    return std::make_shared<CacheDataset>(std::move(input));  // a cache of its own
+  }
 
  private:
   ImplPtr input_;

@@ -96,7 +96,7 @@ ShuffleDataset::ShuffleDataset(ImplPtr input, int64_t buffer_size, int64_t seed,
 }
 
 void ShuffleDataset::save_state(std::vector<uint64_t>& out) const {
-  out.push_back(passes_.load());
+  out.push_back(passes_->load());
   DatasetImpl::save_state(out);
 }
 
@@ -105,12 +105,19 @@ void ShuffleDataset::restore_state(const std::vector<uint64_t>& state, size_t& p
     throw ValueError("Dataset.restore_state: the saved state is shorter than this pipeline's; "
                      "restore it into the pipeline it was saved from");
   }
-  passes_.store(state[pos++]);
+  passes_->store(state[pos++]);
   DatasetImpl::restore_state(state, pos);
 }
 
+ImplPtr ShuffleDataset::with_input(ImplPtr input) const {
+  auto copy = std::make_shared<ShuffleDataset>(std::move(input), buffer_size_, /*seed=*/0, reshuffle_);
+  copy->seed_ = seed_;
+  copy->passes_ = passes_;
+  return copy;
+}
+
 std::unique_ptr<Iterator> ShuffleDataset::make_iterator() const {
-  const uint64_t pass = reshuffle_ ? passes_.fetch_add(1) : 0;
+  const uint64_t pass = reshuffle_ ? passes_->fetch_add(1) : 0;
   return std::make_unique<ShuffleIterator>(self<ShuffleDataset>(), input_->make_iterator(), buffer_size_,
                                            pass);
 }

@@ -18,6 +18,10 @@ struct InputOptions {
   int64_t global_batch_size = 0;
   // Names the caller in errors ("Model.fit", "experimental_distribute_dataset").
   const char* who = "Model.fit";
+  // Each batch is this worker's own part of the global batch (its pipeline was divided by file,
+  // data::shard_by_file), not the whole global batch: with several workers the global batch is
+  // every worker's together, agreed on each step (Strategy::agree_on_unsharded_batch).
+  bool worker_batches = false;
 };
 
 }  // namespace strata::distribute

@@ -6,6 +6,7 @@
 
 #include "framework/core/device_scope.h"
 #include "framework/core/error.h"
+#include "framework/data/file_sharding.h"
 #include "framework/ops/math_ops.h"
 #include "framework/strategy/batch_split.h"
 #include "framework/strategy/gradient_reducer.h"
@@ -178,11 +179,6 @@ PerReplica Strategy::run_step(const std::function<Tensor(const data::Element&)>&
   return out;
 }
 
-std::unique_ptr<DistributedIterator> Strategy::distribute_input(BatchSource source,
-                                                                const InputOptions& options) {
-  return make_splitting_iterator(std::move(source), worker_devices(), options, input_context());
-}
-
 Tensor Strategy::reduce(ReduceOp op, const PerReplica& value, std::optional<int> axis) const {
   if (op != ReduceOp::kSum && op != ReduceOp::kMean) {
     throw ValueError(name() + ".reduce: only ReduceOp::kSum and ReduceOp::kMean are supported");
@@ -273,21 +269,23 @@ class GroupingIterator final : public DistributedIterator {
   int workers_;
 };
 
-// AutoShardPolicy::kOff: each worker's batches are its own; the workers compare them as they go
-// (Strategy::agree_on_unsharded_batch), so identical data or uneven ends are errors, not hangs.
+// AutoShardPolicy::kOff and kFile: each worker's batches are its own; the workers compare them
+// as they go (Strategy::agree_on_unsharded_batch), so identical data or uneven ends are errors,
+// not hangs.
 class UnshardedIterator final : public DistributedIterator {
  public:
-  UnshardedIterator(Strategy* strategy, std::unique_ptr<data::Iterator> it)
-      : strategy_(strategy), it_(std::move(it)), devices_(strategy->worker_devices()) {}
+  UnshardedIterator(Strategy* strategy, BatchSource source, AutoShardPolicy policy, const char* who)
+      : strategy_(strategy), source_(std::move(source)), devices_(strategy->worker_devices()),
+        policy_(policy), who_(who) {}
   std::optional<DistributedBatch> next() override {
-    std::optional<data::Element> batch = it_->next();
+    std::optional<data::Element> batch = source_();
     const int64_t samples = batch && !batch->empty() && (*batch)[0].defined() && (*batch)[0].rank() > 0
                                 ? (*batch)[0].dim(0) : 0;
-    const int64_t global =
-        strategy_->agree_on_unsharded_batch(samples, first_ && batch ? fingerprint(*batch) : 0, first_);
+    const int64_t global = strategy_->agree_on_unsharded_batch(
+        samples, first_ && batch ? fingerprint(*batch) : 0, first_, policy_);
     first_ = false;
     if (!batch) return std::nullopt;
-    DistributedBatch out = split_batch(*batch, devices_, -1, "experimental_distribute_dataset");
+    DistributedBatch out = split_batch(*batch, devices_, -1, who_);
     out.global_size = global;
     for (size_t r = 0; r < out.sizes.size(); ++r) out.fractions[r] = double(out.sizes[r]) / double(global);
     return out;
@@ -307,12 +305,23 @@ class UnshardedIterator final : public DistributedIterator {
   }
 
   Strategy* strategy_;
-  std::unique_ptr<data::Iterator> it_;
+  BatchSource source_;
   std::vector<Device> devices_;
+  AutoShardPolicy policy_;
+  const char* who_;
   bool first_ = true;
 };
 
 }  // namespace
+
+std::unique_ptr<DistributedIterator> Strategy::distribute_input(BatchSource source,
+                                                                const InputOptions& options) {
+  if (options.worker_batches && num_workers() > 1) {
+    return std::make_unique<UnshardedIterator>(this, std::move(source), AutoShardPolicy::kFile,
+                                               options.who);
+  }
+  return make_splitting_iterator(std::move(source), worker_devices(), options, input_context());
+}
 
 const char* auto_shard_policy_name(AutoShardPolicy policy) {
   switch (policy) {
@@ -326,23 +335,34 @@ const char* auto_shard_policy_name(AutoShardPolicy policy) {
 
 DistributedDataset Strategy::experimental_distribute_dataset(const data::Dataset& dataset,
                                                              AutoShardPolicy policy) {
-  if (num_workers() > 1 && policy == AutoShardPolicy::kFile) {
-    throw ValueError(name() + ".experimental_distribute_dataset: AutoShardPolicy::kFile divides "
-                     "a dataset's files among the " + std::to_string(num_workers()) +
-                     " workers, but this dataset reads no files (it is built from tensors or a "
-                     "generator); use AutoShardPolicy::kData or kAuto, which give worker " +
-                     std::to_string(worker_index()) + " its part of every global batch");
+  const char* who = "experimental_distribute_dataset";
+  // Each worker reads its own files (kFile, and kAuto's choice for a pipeline that reads
+  // files), or its own dataset as it is (kOff); its batches are its part of the global batch.
+  std::optional<data::Dataset> own;
+  if (num_workers() > 1 && (policy == AutoShardPolicy::kFile || policy == AutoShardPolicy::kAuto)) {
+    own = data::shard_by_file(dataset, num_workers(), worker_index(), name() + "." + who);
+    if (!own && policy == AutoShardPolicy::kFile) {
+      throw ValueError(name() + "." + who + ": AutoShardPolicy::kFile divides a dataset's files "
+                       "among the " + std::to_string(num_workers()) + " workers, but this dataset "
+                       "reads no files (it is built from tensors or a generator, or its files "
+                       "are not from list_files or TFRecordDataset); use AutoShardPolicy::kData "
+                       "or kAuto, which give worker " + std::to_string(worker_index()) +
+                       " its part of every global batch");
+    }
+    if (own) policy = AutoShardPolicy::kFile;
   }
-  if (num_workers() > 1 && policy == AutoShardPolicy::kOff) {
-    return DistributedDataset([this, dataset]() -> std::unique_ptr<DistributedIterator> {
-      return std::make_unique<UnshardedIterator>(this, dataset.make_iterator());
+  if (num_workers() > 1 && (policy == AutoShardPolicy::kOff || own)) {
+    const data::Dataset ds = own ? *own : dataset;
+    return DistributedDataset([this, ds, policy, who]() -> std::unique_ptr<DistributedIterator> {
+      std::shared_ptr<data::Iterator> it = ds.make_iterator();
+      return std::make_unique<UnshardedIterator>(this, [it] { return it->next(); }, policy, who);
     });
   }
   // The dataset's iterators live as long as the distributed iterator that draws from them.
-  return DistributedDataset([this, dataset]() -> std::unique_ptr<DistributedIterator> {
+  return DistributedDataset([this, dataset, who]() -> std::unique_ptr<DistributedIterator> {
     std::shared_ptr<data::Iterator> it = dataset.make_iterator();
     InputOptions options;
-    options.who = "experimental_distribute_dataset";
+    options.who = who;
     return distribute_input([it] { return it->next(); }, options);
   });
 }

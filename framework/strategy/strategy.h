@@ -156,12 +156,13 @@ class Strategy : public std::enable_shared_from_this<Strategy> {
     return std::nullopt;
   }
 
-  // AutoShardPolicy::kOff with several workers: every worker's batch of this step, compared.
-  // Returns the global batch (the sum of every worker's `samples`); ValueError when the workers'
-  // first batches are identical (`first`, same `fingerprint`) or only some of them have a batch
+  // Each worker's batches its own (AutoShardPolicy::kOff, or kFile: every worker reads its own
+  // files): every worker's batch of this step, compared. Returns the global batch (the sum of
+  // every worker's `samples`); ValueError naming `policy`'s remedies when the workers' first
+  // batches are identical (`first`, same `fingerprint`) or only some of them have a batch
   // (samples 0 marks a worker whose dataset ended). Single-worker strategies: samples.
   virtual int64_t agree_on_unsharded_batch(int64_t samples, uint64_t /*fingerprint*/,
-                                           bool /*first*/) {
+                                           bool /*first*/, AutoShardPolicy /*policy*/) {
     return samples;
   }
   // ---- Preemption: SIGTERM / SIGINT while fit() (or a PreemptionCheckpointHandler) runs ----

@@ -37,6 +37,10 @@ class EpochIterator {
   int64_t steps() const { return steps_; }
   // The full batch size for tensor inputs; 0 for datasets (their first batch tells).
   int64_t batch_size() const { return batch_size_; }
+  // Whether each batch is this worker's part of the global batch (its dataset was divided among
+  // the workers by file, data::shard_by_file), not the global batch (InputOptions).
+  bool worker_batches() const { return worker_batches_; }
+  void set_worker_batches(bool worker_batches) { worker_batches_ = worker_batches; }
 
  private:
   std::vector<Tensor> components_;
@@ -44,6 +48,7 @@ class EpochIterator {
   std::unique_ptr<data::Iterator> iterator_;
   int64_t batch_size_ = 0, n_ = 0, steps_ = -1, steps_per_epoch_ = -1;
   bool shuffle_ = false;
+  bool worker_batches_ = false;
   int64_t step_ = 0;
   std::vector<int64_t> order_;
   void start_pass();

@@ -16,6 +16,7 @@
 #include "framework/autograd/grad_mode.h"
 #include "framework/callbacks/progbar_logger.h"
 #include "framework/core/device_scope.h"
+#include "framework/data/file_sharding.h"
 #include "framework/model/compiled_state.h"
 #include "framework/model/dataset_creator.h"
 #include "framework/ops/shape_ops.h"
@@ -85,6 +86,23 @@ std::string class_name_of(const Callback& callback) {
   return mangled;
 }
 
+// The epochs of a Dataset. Under a multi-worker strategy a pipeline that reads files is divided
+// among the workers by file (AutoShardPolicy::kAuto's choice, framework/strategy/auto_shard.h):
+// each worker reads its own files in batches of its part of the global batch. Any other
+// dataset is divided by data (distribute_input keeps each worker's part of every global batch).
+std::unique_ptr<EpochIterator> dataset_epochs(const data::Dataset& dataset, int64_t steps,
+                                              const char* method, const distribute::Strategy& s) {
+  if (s.num_workers() > 1) {
+    if (std::optional<data::Dataset> own = data::shard_by_file(
+            dataset, s.num_workers(), s.worker_index(), std::string("Model.") + method)) {
+      auto it = std::make_unique<EpochIterator>(*own, steps, method);
+      it->set_worker_batches(true);
+      return it;
+    }
+  }
+  return std::make_unique<EpochIterator>(dataset, steps, method);
+}
+
 // The strategy's RemoteTraining for a DatasetCreator, or a ValueError saying what it needs.
 distribute::RemoteTraining& remote_training_for(const Model& model, const DatasetCreator& creator,
                                                 const char* who) {
@@ -148,7 +166,8 @@ Logs Trainer::run_evaluation(EpochIterator& it, CallbackList& callbacks, const c
   it.begin_epoch();
   distribute::Strategy& s = strategy();
   OnModelDevice device(model_);
-  auto input = s.distribute_input([&it] { return it.next(); }, {it.batch_size(), who});
+  auto input = s.distribute_input([&it] { return it.next(); },
+                                  {it.batch_size(), who, it.worker_batches()});
   int step = 0;
   while (auto batch = input->next()) {
     callbacks.on_test_batch_begin(step, Logs());
@@ -255,7 +274,7 @@ History Trainer::run_fit(EpochIterator& train, EpochIterator* validation, const 
   distribute::Strategy& s = strategy();
   OnModelDevice device(m);
   auto input = s.distribute_input([&train] { return train.next(); },
-                                  {train.batch_size(), "Model.fit"});
+                                  {train.batch_size(), "Model.fit", train.worker_batches()});
   for (int epoch = first_epoch; epoch < o.epochs_ && !m.stop_training; ++epoch) {
     m.reset_metrics();
     begin_epoch(train, epoch, resume && resume->epoch == epoch ? &*resume : nullptr);
@@ -318,7 +337,7 @@ History Trainer::fit(const Tensor& x, const Tensor& y, const FitOptions& o) {
   if (!val_data.empty()) {
     val = std::make_unique<EpochIterator>(val_data, o.batch_size_, false, o.validation_steps_, "fit");
   } else if (o.validation_dataset_) {
-    val = std::make_unique<EpochIterator>(*o.validation_dataset_, o.validation_steps_, "fit");
+    val = dataset_epochs(*o.validation_dataset_, o.validation_steps_, "fit", strategy());
   }
   return run_fit(train, val.get(), o);
 }
@@ -329,16 +348,17 @@ History Trainer::fit(const data::Dataset& dataset, const FitOptions& o) {
     throw ValueError("Model.fit: validation_split is only supported for tensor inputs; pass "
                      "validation_data with a Dataset");
   }
-  EpochIterator train(dataset, o.steps_per_epoch_, "fit");
+  std::unique_ptr<EpochIterator> train =
+      dataset_epochs(dataset, o.steps_per_epoch_, "fit", strategy());
   std::unique_ptr<EpochIterator> val;
   if (o.validation_dataset_) {
-    val = std::make_unique<EpochIterator>(*o.validation_dataset_, o.validation_steps_, "fit");
+    val = dataset_epochs(*o.validation_dataset_, o.validation_steps_, "fit", strategy());
   } else if (o.validation_data_) {
     val = std::make_unique<EpochIterator>(
         std::vector<Tensor>{o.validation_data_->first, o.validation_data_->second}, o.batch_size_,
         false, o.validation_steps_, "fit");
   }
-  return run_fit(train, val.get(), o);
+  return run_fit(*train, val.get(), o);
 }
 
 History Trainer::fit(const DatasetCreator& creator, const FitOptions& o) {
@@ -359,7 +379,7 @@ History Trainer::fit(const DatasetCreator& creator, const FitOptions& o) {
   }
   std::unique_ptr<EpochIterator> val;
   if (o.validation_dataset_) {
-    val = std::make_unique<EpochIterator>(*o.validation_dataset_, o.validation_steps_, "fit");
+    val = dataset_epochs(*o.validation_dataset_, o.validation_steps_, "fit", strategy());
   } else if (o.validation_data_) {
     val = std::make_unique<EpochIterator>(
         std::vector<Tensor>{o.validation_data_->first, o.validation_data_->second}, o.batch_size_,
@@ -549,10 +569,10 @@ std::map<std::string, double> Trainer::evaluate(const Tensor& x, const Tensor& y
 std::map<std::string, double> Trainer::evaluate(const data::Dataset& dataset,
                                                 const EvaluateOptions& o) {
   model_.require_compiled("evaluate");
-  EpochIterator it(dataset, o.steps_, "evaluate");
+  std::unique_ptr<EpochIterator> it = dataset_epochs(dataset, o.steps_, "evaluate", strategy());
   const auto scope = strategy_scope(model_);
-  CallbackList callbacks = make_callbacks(o.callbacks_, o.verbose_, &model_, 1, it.steps(), nullptr);
-  return to_map(run_evaluate(it, callbacks));
+  CallbackList callbacks = make_callbacks(o.callbacks_, o.verbose_, &model_, 1, it->steps(), nullptr);
+  return to_map(run_evaluate(*it, callbacks));
 }
 
 Tensor Trainer::run_predict(EpochIterator& it, const PredictOptions& o) {

@@ -54,5 +54,35 @@ TEST(AppResnetCifarData, EmptyTestSetIsAClearError) {
   }
 }
 
+// --data_format tfrecord: the same training from TFRecord files of Examples, read through the
+// pipeline (parse, decode_png, augment); epochs sized from the records counted.
+TEST(AppResnetCifarData, TFRecordFilesTrainAndEvaluate) {
+  TempDir tmp;
+  const std::string data = write_cifar_records(tmp.path() / "records", 4, 5, 6);
+  const AppResult r = run_app({STRATA_RESNET_CIFAR_BIN, "--data_format=tfrecord",
+                               "--data_dir=" + data, "--batch_size=4", "--train_epochs=1",
+                               "--distribution_strategy=off"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("CIFAR-10 TFRecords in " + data + ": 20 training and 6 validation records"),
+            std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Training 1 epoch(s) of 5 steps"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Trained 5 steps (20 examples)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Evaluation ("), std::string::npos) << r.output;
+}
+
+TEST(AppResnetCifarData, TFRecordFormatWithoutFilesNamesTheConverter) {
+  TempDir tmp;
+  const AppResult r = run_app({STRATA_RESNET_CIFAR_BIN, "--data_format=tfrecord",
+                               "--data_dir=" + tmp.path().string(), "--batch_size=4"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("no train files (" + tmp.path().string() + "/train-*)"),
+            std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("strata_cifar10_to_tfrecord"), std::string::npos) << r.output;
+  const AppResult no_dir = run_app({STRATA_RESNET_CIFAR_BIN, "--data_format=tfrecord"});
+  EXPECT_EQ(no_dir.exit_code, 2) << no_dir.output;
+  EXPECT_NE(no_dir.output.find("--data_format tfrecord needs --data_dir"), std::string::npos)
+      << no_dir.output;
+}
+
 }  // namespace
 }  // namespace strata::apps_testing

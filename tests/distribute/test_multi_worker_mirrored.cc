@@ -9,7 +9,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "datasets/tfrecord/example_builder.h"
+#include "datasets/tfrecord/example_parsing.h"
+#include "datasets/tfrecord/tfrecord_dataset.h"
 #include "distribute/collectives/nccl_support.h"
+#include "framework/summary/record_writer.h"
 #include "distribute/multi_worker_mirrored_strategy.h"
 #include "framework/strategy/replica_context.h"
 #include "support/test_helpers.h"
@@ -81,6 +85,18 @@ std::vector<std::vector<float>> flat_weights(const Model& model) {
 // accuracy; then predict on 50 samples in batches of 24 (a final partial batch).
 constexpr int64_t kSamples = 96, kBatch = 24;
 
+// What a fit leaves: the weights, the epochs' loss and accuracy, then predict on 50 samples
+// in batches of kBatch (a final partial batch).
+RunResult fit_result(Model& model, History h) {
+  RunResult r;
+  r.weights = flat_weights(model);
+  r.loss = h.history["loss"];
+  r.accuracy = h.history["accuracy"];
+  const ClassifierData p = classifier_data(50, 11);
+  r.predictions = model.predict(p.x, PredictOptions().batch_size(kBatch)).to_vector<float>();
+  return r;
+}
+
 RunResult train_with_fit(distribute::Strategy* strategy, Norm norm = Norm::kNone,
                          const std::string& optimizer = "sgd_momentum") {
   std::shared_ptr<Sequential> model;
@@ -90,14 +106,7 @@ RunResult train_with_fit(distribute::Strategy* strategy, Norm norm = Norm::kNone
     model = small_classifier(optimizer, norm);
   }
   const ClassifierData d = classifier_data(kSamples);
-  History h = model->fit(d.x, d.y, FitOptions().batch_size(kBatch).epochs(2).verbose(0));
-  RunResult r;
-  r.weights = flat_weights(*model);
-  r.loss = h.history["loss"];
-  r.accuracy = h.history["accuracy"];
-  const ClassifierData p = classifier_data(50, 11);
-  r.predictions = model->predict(p.x, PredictOptions().batch_size(kBatch)).to_vector<float>();
-  return r;
+  return fit_result(*model, model->fit(d.x, d.y, FitOptions().batch_size(kBatch).epochs(2).verbose(0)));
 }
 
 // A custom loop (strategy.run, strategy.reduce, the optimizer's own all-reduce): 40 samples in
@@ -145,6 +154,58 @@ RunResult train_custom_loop(distribute::Strategy* strategy,
   }
   r.weights = flat_weights(*model);
   return r;
+}
+
+// ---- TFRecord input divided by file (AutoShardPolicy::kAuto's choice for a dataset of files) ----
+
+constexpr const char* kDataDir = "STRATA_TEST_MWMS_DATA_DIR";
+constexpr int kRecordFiles = 4;
+
+// classifier_data(kSamples) as kRecordFiles TFRecord files of tf.train.Example ("x": 36 floats,
+// "y": the label), kSamples / kRecordFiles consecutive samples in each.
+void write_classifier_records(const std::string& dir) {
+  const ClassifierData d = classifier_data(kSamples);
+  const std::vector<float> xs = d.x.to_vector<float>();
+  const std::vector<int64_t> ys = d.y.to_vector<int64_t>();
+  const int64_t per_file = kSamples / kRecordFiles;
+  for (int f = 0; f < kRecordFiles; ++f) {
+    TFRecordWriter w(dir + "/part-" + std::to_string(f) + ".tfrecord");
+    for (int64_t i = f * per_file; i < (f + 1) * per_file; ++i) {
+      w.write(data::ExampleBuilder()
+                  .add_float("x", std::vector<float>(xs.begin() + i * 36, xs.begin() + (i + 1) * 36))
+                  .add_int64("y", {ys[size_t(i)]})
+                  .serialize());
+    }
+  }
+}
+
+// The records of `dir`, in global batches of kBatch. `cycle_length` 1 reads the files one after
+// another (each worker, on its own files); the one-process reference reads two at a time in
+// blocks of half a batch, so that each of its batches is the two workers' batches of that step
+// together: [part-0 12, part-1 12], [part-0 12, part-1 12], [part-2 12, part-3 12], ...
+data::Dataset classifier_records(const std::string& dir, int cycle_length, int block_length) {
+  const data::FeatureSpecs spec = {{"x", data::FixedLenFeature({6, 6, 1}, float32)},
+                                   {"y", data::FixedLenFeature({}, int64)}};
+  return data::Dataset::list_files(dir + "/part-*.tfrecord", /*shuffle=*/false)
+      .interleave([](const data::Element& f) { return data::TFRecordDataset({data::record_bytes(f[0])}); },
+                  cycle_length, block_length)
+      .map([spec](const data::Element& e) {
+        data::ParsedFeatures f = data::parse_single_example(e[0], spec);
+        return data::Element{f["x"].values, f["y"].values};
+      })
+      .batch(kBatch);
+}
+
+RunResult train_on_records(distribute::Strategy* strategy, const std::string& dir) {
+  std::shared_ptr<Sequential> model;
+  {
+    std::optional<distribute::Strategy::Scope> scope;
+    if (strategy) scope.emplace(strategy->scope());
+    model = small_classifier("sgd_momentum");
+  }
+  const data::Dataset ds = strategy ? classifier_records(dir, 1, 1)
+                                    : classifier_records(dir, 2, int(kBatch / 2));
+  return fit_result(*model, model->fit(ds, FitOptions().epochs(2).verbose(0)));
 }
 
 // Records each finished epoch in a file, so the parent knows training is under way.
@@ -242,6 +303,8 @@ TEST(MultiWorkerChild, Run) {
     write_result(out, train_custom_loop(strategy.get()));
   } else if (what.rfind("off", 0) == 0) {
     write_result(out, train_custom_loop(strategy.get(), distribute::AutoShardPolicy::kOff, what));
+  } else if (what == "tfrecord_fit" || what == "tfrecord_uneven") {
+    write_result(out, train_on_records(strategy.get(), std::getenv(kDataDir)));
   } else if (what == "long") {
     std::shared_ptr<Sequential> model;
     {
@@ -282,6 +345,7 @@ class MultiWorkerMirrored : public ::testing::Test {
                                     std::string(kScenario) + "=" + scenario,
                                     std::string(kOut) + "=" + out(w)};
     if (scenario == "nccl_fit") env.push_back(std::string(kGpu) + "=" + std::to_string(w));
+    if (scenario.rfind("tfrecord", 0) == 0) env.push_back(std::string(kDataDir) + "=" + dir_);
     return job.start(kChildTest, env, log(w));
   }
 
@@ -333,6 +397,33 @@ TEST_F(MultiWorkerMirrored, ThreeWorkersFitLikeOneProcessOnTheGlobalBatch) {
   const RunResult reference = train_with_fit(nullptr);
   const std::vector<RunResult> workers = run_job(3, "fit");
   for (size_t w = 0; w < workers.size(); ++w) expect_same_run(workers[w], reference, "worker " + std::to_string(w));
+}
+
+// Model.fit on a dataset of TFRecord files: each worker reads only its own files (parts 0 and 2,
+// parts 1 and 3) in batches of half the global batch; the training equals one process reading
+// every file, whose batches are the two workers' of each step together.
+TEST_F(MultiWorkerMirrored, TwoWorkersFitOnTFRecordFilesDividedByFileLikeOneProcess) {
+  write_classifier_records(dir_);
+  const RunResult reference = train_on_records(nullptr, dir_);
+  ASSERT_EQ(reference.loss.size(), 2u);
+  const std::vector<RunResult> workers = run_job(2, "tfrecord_fit");
+  for (size_t w = 0; w < workers.size(); ++w) expect_same_run(workers[w], reference, "worker " + std::to_string(w));
+}
+
+// Three files over two workers: worker 0 reads two, worker 1 one, so worker 1's data ends two
+// steps early. Both fail naming it (no hang in a collective worker 0 would wait in alone).
+TEST_F(MultiWorkerMirrored, FilesThatEndEarlierOnOneWorkerAreAnErrorNamingIt) {
+  write_classifier_records(dir_);
+  std::filesystem::remove(dir_ + "/part-3.tfrecord");
+  WorkerProcesses job;
+  const std::vector<std::string> configs = tf_configs(2);
+  for (int w = 0; w < 2; ++w) start(job, configs, w, "tfrecord_uneven");
+  for (int w = 0; w < 2; ++w) {
+    const ChildExit e = job.wait(w, 60);
+    EXPECT_TRUE(e.exited && e.code != 0) << job.log(w);
+    EXPECT_NE(job.log(w).find("divided among the workers by file"), std::string::npos) << job.log(w);
+    EXPECT_NE(job.log(w).find("the datasets of worker 1 (localhost:"), std::string::npos) << job.log(w);
+  }
 }
 
 // Every fit step (2 epochs x 4) sends its state (metric sums, random offsets, termination
@@ -445,6 +536,40 @@ TEST(MultiWorkerInput, FilePolicyAndTooSmallBatchesAreErrors) {
   ASSERT_TRUE(b.has_value());
   EXPECT_EQ(b->global_size, 4);
   EXPECT_EQ(b->per_replica[0][0].to_vector<float>(), d.x.slice(2, 4).to_vector<float>());
+}
+
+// kAuto picks kFile for a dataset of files: worker 1 of 2 reads parts 1 and 3 only, in batches
+// of half the global batch; kData keeps every file and its half of each global batch.
+TEST(MultiWorkerInput, AutoDividesADatasetOfFilesByFile) {
+  distribute::InProcessGroup group(2);
+  InProcessWorker worker(1, 2, group.communicator(1));
+  const std::string dir = ::testing::TempDir() + "mwms_files_" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  write_classifier_records(dir);
+  const ClassifierData d = classifier_data(kSamples);
+  const int64_t per_file = kSamples / kRecordFiles;
+  for (auto policy : {distribute::AutoShardPolicy::kAuto, distribute::AutoShardPolicy::kFile}) {
+    SCOPED_TRACE(distribute::auto_shard_policy_name(policy));
+    auto it = worker.experimental_distribute_dataset(classifier_records(dir, 1, 1), policy).make_iterator();
+    std::vector<float> seen;
+    while (std::optional<distribute::DistributedBatch> b = it->next()) {
+      EXPECT_EQ(b->per_replica[0][0].dim(0), kBatch / 2);
+      const std::vector<float> x = b->per_replica[0][0].to_vector<float>();
+      seen.insert(seen.end(), x.begin(), x.end());
+    }
+    std::vector<float> want = d.x.slice(per_file, 2 * per_file).to_vector<float>();
+    const std::vector<float> part3 = d.x.slice(3 * per_file, 4 * per_file).to_vector<float>();
+    want.insert(want.end(), part3.begin(), part3.end());
+    EXPECT_EQ(seen, want);
+  }
+  auto data_it = worker.experimental_distribute_dataset(classifier_records(dir, 1, 1),
+                                                        distribute::AutoShardPolicy::kData)
+                     .make_iterator();
+  std::optional<distribute::DistributedBatch> b = data_it->next();
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(b->global_size, kBatch);
+  EXPECT_EQ(b->per_replica[0][0].to_vector<float>(), d.x.slice(kBatch / 2, kBatch).to_vector<float>());
+  std::filesystem::remove_all(dir);
 }
 
 TEST_F(MultiWorkerMirrored, WorkersStartedInReverseOrderFiveSecondsApart) {

@@ -70,9 +70,14 @@ std::vector<CoordinationTask> job_tasks() {
 }
 
 // Small limits, so that inputs reach them; short heartbeats, so that a task is declared dead
-// within an input.
-CoordinationOptions fuzz_options() {
+// within an input. `elastic`: the elastic membership (a short grace, so that it forms, and
+// tasks leave and join, within an input).
+CoordinationOptions fuzz_options(bool elastic) {
   CoordinationOptions options;
+  if (elastic) {
+    options.elastic_min_tasks = 2;
+    options.elastic_grace = 20ms;
+  }
   options.heartbeat_timeout = 50ms;
   options.max_message_bytes = 1 << 16;
   options.max_keys = 16;
@@ -196,7 +201,7 @@ struct Fixture {
     int port = 0;
     if (!listen.empty()) builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
     builder.RegisterService(&forwarder);
-    builder.SetMaxReceiveMessageSize(fuzz_options().max_message_bytes);
+    builder.SetMaxReceiveMessageSize(fuzz_options(false).max_message_bytes);
     server = builder.BuildAndStart();
     if (!server) {
       std::fprintf(stderr, "fuzz_coordination_service: the gRPC server did not start\n");
@@ -390,7 +395,8 @@ struct Call {
 
 // Sends every call of the input at once and waits until each is answered.
 void run_input(Fixture& fixture, const uint8_t* data, size_t size) {
-  auto state = std::make_unique<CoordinationState>(job_tasks(), fuzz_options());
+  // Odd-sized inputs run against an elastic membership, even-sized ones against a fixed one.
+  auto state = std::make_unique<CoordinationState>(job_tasks(), fuzz_options(size % 2 == 1));
   CoordinationHandler handler(*state);
   fixture.forwarder.handler = &handler;
 

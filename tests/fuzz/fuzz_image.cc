@@ -1,14 +1,18 @@
 // Image decoding (stb_image: PNG, JPEG, BMP, GIF) and the resize image_dataset_from_directory
-// applies after it: decode_image_from_memory on the input, then resize_bilinear to 8x8.
+// applies after it: decode_image_from_memory on the input, then resize_bilinear to 8x8; and the
+// same bytes through the tensor ops (image_coding.h: magic bytes, the GIF frame walk).
 #include <stb/stb_image_write.h>
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "datasets/image_coding.h"
 #include "datasets/image_io.h"
+#include "framework/data/bytes_tensor.h"
 #include "framework/core/error.h"
 #include "fuzz/fuzz_support.h"
+#include "support/gif_bytes.h"
 
 namespace strata::fuzz {
 namespace {
@@ -22,53 +26,6 @@ std::vector<unsigned char> pixels(int w, int h, int c) {
 
 void append(void* context, void* data, int size) {
   static_cast<std::string*>(context)->append(static_cast<const char*>(data), size_t(size));
-}
-
-// An uncompressed GIF (stb writes none): w x h pixels of a 4-colour palette, LZW-coded with a
-// clear code before every pixel so every code stays 3 bits wide.
-std::string gif(int w, int h) {
-  std::string g = "GIF89a";
-  auto u16 = [&g](int v) { g += char(v & 255); g += char(v >> 8); };
-  u16(w);
-  u16(h);
-  g += char(0x81);  // global colour table of 2^(1+1) = 4 entries
-  g += '\0';
-  g += '\0';
-  for (int i = 0; i < 4; ++i) g += std::string{char(i * 80), char(255 - i * 80), char(i * 40)};
-  g += ',';  // image descriptor
-  u16(0);
-  u16(0);
-  u16(w);
-  u16(h);
-  g += '\0';
-  g += char(2);  // LZW minimum code size: clear = 4, end = 5, 3-bit codes
-  std::vector<int> codes;
-  for (int i = 0; i < w * h; ++i) {
-    codes.push_back(4);
-    codes.push_back(i % 4);
-  }
-  codes.push_back(5);
-  std::string packed;
-  uint32_t bits = 0;
-  int count = 0;
-  for (int code : codes) {
-    bits |= uint32_t(code) << count;
-    count += 3;
-    while (count >= 8) {
-      packed += char(bits & 255);
-      bits >>= 8;
-      count -= 8;
-    }
-  }
-  if (count > 0) packed += char(bits & 255);
-  for (size_t i = 0; i < packed.size(); i += 255) {
-    const std::string block = packed.substr(i, 255);
-    g += char(block.size());
-    g += block;
-  }
-  g += '\0';  // end of the image data
-  g += ';';   // trailer
-  return g;
 }
 
 }  // namespace
@@ -85,7 +42,9 @@ void write_seeds(const std::string& dir) {
     write_seed(dir, "image_" + n + ".bmp", bmp);
     write_seed(dir, "image_" + n + ".jpg", jpg);
   }
-  write_seed(dir, "image.gif", gif(5, 3));
+  write_seed(dir, "image.gif", strata::testing::gif_bytes(5, 3, 1));
+  // Two frames: decode_png refuses an animated GIF after counting its frames.
+  write_seed(dir, "animated.gif", strata::testing::gif_bytes(5, 3, 2));
 }
 
 }  // namespace strata::fuzz
@@ -101,6 +60,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         strata::fuzz::as_view(data, size), kChannels[size % 4], kMaxPixels, "fuzz input");
     const strata::Tensor resized = strata::data::resize_bilinear(image, 8, 8);
     (void)resized.numel();
+  } catch (const strata::Error&) {
+  }
+  // The tensor ops read the process-wide limit (they take none, as TensorFlow's).
+  static const bool limited = (strata::data::set_max_image_pixels(kMaxPixels), true);
+  (void)limited;
+  const strata::Tensor contents = strata::data::bytes_tensor(strata::fuzz::as_view(data, size));
+  try {
+    (void)strata::data::decode_png(contents, kChannels[(size / 4) % 4]).numel();
+  } catch (const strata::Error&) {
+  }
+  try {
+    (void)strata::data::decode_image(contents, kChannels[(size / 16) % 4]).numel();
   } catch (const strata::Error&) {
   }
   return 0;

@@ -3,6 +3,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
+#include <charconv>
 #include <condition_variable>
 #include <mutex>
 #include <random>
@@ -36,6 +37,7 @@ namespace {
 
 namespace pb = coordination_pb;
 using coordination_internal::kConnectBarrier;
+using coordination_internal::kMembershipKey;
 using coordination_internal::kShutdownBarrier;
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
@@ -84,7 +86,11 @@ struct CoordinationClient::Impl {
         options(opts),
         incarnation(random_incarnation()),
         service(describe_service(address, all)),
-        stub(pb::Coordination::NewStub(make_channel(address, opts))) {}
+        stub(pb::Coordination::NewStub(make_channel(address, opts))) {
+    for (size_t i = 0; i < all.size(); ++i) {
+      if (all[i].job == self.job && all[i].index == self.index) self_index = int(i);
+    }
+  }
 
   const CoordinationTask self;
   const CoordinationOptions options;
@@ -92,6 +98,7 @@ struct CoordinationClient::Impl {
   const std::string service;   // describe_service()
   const std::unique_ptr<pb::Coordination::Stub> stub;
   const bool tls = loaded_job_security()->uses_tls();
+  int self_index = -1;   // in the tasks the service serves
 
   std::mutex mutex;
   std::condition_variable wake;   // stop_heartbeats()
@@ -101,6 +108,7 @@ struct CoordinationClient::Impl {
   std::optional<std::string> error;
   std::function<void(const std::string&)> callback;
   bool callback_fired = false;
+  uint64_t generation_seen = 0;   // the membership generation of the last heartbeat reply
   grpc::ClientContext* heartbeat_call = nullptr;   // the one in flight, to cancel on stop
   std::thread heartbeats;
 
@@ -217,6 +225,7 @@ void CoordinationClient::Impl::heartbeat_loop() {
     if (status.ok()) {
       last_answer = Clock::now();
       if (!response.error().empty()) learn(response.error());
+      generation_seen = std::max(generation_seen, uint64_t(response.membership_generation()));
     } else if (status.error_code() == grpc::StatusCode::FAILED_PRECONDITION ||
                status.error_code() == grpc::StatusCode::INVALID_ARGUMENT ||
                status.error_code() == grpc::StatusCode::UNAUTHENTICATED) {
@@ -296,9 +305,76 @@ void CoordinationClient::connect() {
     impl_->heartbeats = std::thread([this] { impl_->heartbeat_loop(); });
   }
   const auto waited = std::chrono::duration_cast<milliseconds>(Clock::now() - start);
-  impl_->wait_at_barrier("connect", kConnectBarrier, std::max(milliseconds(0), timeout - waited));
+  if (impl_->options.elastic_min_tasks > 0) {
+    // Elastic: the first membership that holds this task (it joins the one formed before it
+    // registered in the next generation).
+    uint64_t generation = 0;
+    for (;;) {
+      const auto left = timeout - std::chrono::duration_cast<milliseconds>(Clock::now() - start);
+      const Membership m = membership_after(generation, std::max(milliseconds(0), left));
+      if (std::binary_search(m.members.begin(), m.members.end(), impl_->self_index)) break;
+      generation = m.generation;
+    }
+  } else {
+    impl_->wait_at_barrier("connect", kConnectBarrier, std::max(milliseconds(0), timeout - waited));
+  }
   std::lock_guard<std::mutex> lock(impl_->mutex);
   impl_->joined = true;
+}
+
+namespace {
+
+// "<generation>:<member>,<member>,..." as the service publishes it (coordination_membership.cc).
+CoordinationClient::Membership parse_membership(const std::string& text) {
+  CoordinationClient::Membership m;
+  const size_t colon = text.find(':');
+  auto number = [&text](size_t from, size_t to, uint64_t* out) {
+    const auto [end, ec] = std::from_chars(text.data() + from, text.data() + to, *out);
+    return ec == std::errc() && end == text.data() + to && to > from;
+  };
+  bool ok = colon != std::string::npos && number(0, colon, &m.generation) && m.generation > 0;
+  for (size_t from = colon + 1; ok && from < text.size();) {
+    size_t to = text.find(',', from);
+    if (to == std::string::npos) to = text.size();
+    uint64_t member = 0;
+    ok = number(from, to, &member) && member < (uint64_t(1) << 30);
+    m.members.push_back(int(member));
+    from = to + 1;
+  }
+  if (!ok) {
+    throw CoordinationError("membership: the service published '" + text.substr(0, 200) +
+                            "', not '<generation>:<member>,...'; every task and the service "
+                            "must run the same Strata version");
+  }
+  return m;
+}
+
+}  // namespace
+
+CoordinationClient::Membership CoordinationClient::membership_after(uint64_t generation,
+                                                                    milliseconds timeout) {
+  if (std::optional<std::string> latest = try_get(kMembershipKey)) {
+    Membership m = parse_membership(*latest);
+    if (m.generation > generation) return m;
+    generation = m.generation;   // a client that fell behind waits for the one after the latest
+  }
+  const std::string next = std::string(kMembershipKey) + "/" + std::to_string(generation + 1);
+  try {
+    return parse_membership(get(next, timeout));
+  } catch (const CoordinationError& e) {
+    const std::string what = e.what();
+    if (what.find("timed out") == std::string::npos) throw;
+    throw CoordinationError("membership: no membership generation " +
+                            std::to_string(generation + 1) + " within " + in_ms(timeout) +
+                            (generation == 0 ? ": fewer than elastic_min_tasks tasks registered "
+                                               "(start more of the cluster's tasks)"
+                                             : ": no task joined or left"));
+  }
+}
+
+uint64_t CoordinationClient::membership_generation_seen() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->generation_seen;
 }
 
 void CoordinationClient::barrier(const std::string& id, milliseconds timeout) {

@@ -53,6 +53,20 @@ class CoordinationClient final : public KeyValueStore {
   // The incarnation this client registers with (random, one per client).
   uint64_t incarnation() const;
 
+  // ---- Elastic membership (CoordinationOptions::elastic_min_tasks > 0) ----
+  // Then connect() returns once a membership holding this task has formed (not once every
+  // task came), and the membership goes on changing as tasks leave and join.
+  struct Membership {
+    uint64_t generation = 0;
+    std::vector<int> members;   // indices into the tasks the service serves, ascending
+  };
+  // The latest membership if its generation is past `generation` (0: any), else the next one
+  // the service forms, within `timeout`: CoordinationError naming the generation waited for.
+  Membership membership_after(uint64_t generation, std::chrono::milliseconds timeout);
+  // The latest generation this client's heartbeats brought back (0: none yet): how a task
+  // learns cheaply that the membership changed.
+  uint64_t membership_generation_seen() const;
+
   // KeyValueStore. Values are opaque bytes; get() waits on the service (no polling), its timeout
   // error naming the key.
   void set(const std::string& key, const std::string& value) override;

@@ -27,6 +27,17 @@ struct CoordinationOptions {
   size_t max_store_bytes = size_t(64) << 20;  // their keys and values together
   size_t max_barriers = 4096;                 // barrier ids waited at (or failed) at once
   size_t max_waiting_calls = 16384;           // gets and barriers parked at once, all tasks
+
+  // Elastic membership: 0, off, every task of the cluster must come and stay (a task found dead
+  // or restarted is the job's fatal error). n >= 1: the tasks of the cluster are slots, and the
+  // job runs with whichever are up, at least n. The first membership forms once every task has
+  // registered, or n have and elastic_grace has passed since; then a task found dead leaves it
+  // and a task that registers (a new one, or a restarted process) joins it, each change a new
+  // generation (CoordinationClient::membership_after). Fewer than n left is the job's fatal
+  // error. Barriers then wait for the members only. The task hosting the service is one of
+  // them, and its end is still the job's.
+  size_t elastic_min_tasks = 0;
+  std::chrono::milliseconds elastic_grace{5000};
 };
 
 // `options` with the store's limits (max_keys, max_store_bytes) raised by what the collectives'

@@ -37,6 +37,15 @@ std::string kept_error_text(const std::string& message) {
   return text;
 }
 
+// Keys under kMembershipKey are the service's own (the elastic membership it publishes).
+Status check_writable(const std::string& operation, const std::string& key) {
+  if (key.rfind(kMembershipKey, 0) != 0) return Status::OK;
+  return Status(StatusCode::INVALID_ARGUMENT,
+                operation + ": keys under '" + std::string(kMembershipKey) + "' are the "
+                "coordination service's own (the elastic membership it publishes); choose "
+                "another key");
+}
+
 Status exhausted(const std::string& operation, const std::string& what) {
   return Status(StatusCode::RESOURCE_EXHAUSTED, operation + ": " + what);
 }
@@ -150,6 +159,10 @@ void CoordinationState::register_task(const pb::RegisterRequest& request, Reacto
   }
   if (status.ok() && error_) status = posted_status();
   if (!status.ok()) return reactor->Finish(status);
+  if (elastic()) {
+    elastic_register(i, incarnation);
+    return reactor->Finish(Status::OK);
+  }
   TaskState& task = tasks_[i];
   if (task.registered && task.incarnation != incarnation && job_started_) {
     // The others hold state (collective rendezvous, step counts) the new process lacks.
@@ -175,6 +188,7 @@ void CoordinationState::heartbeat(const pb::HeartbeatRequest& request,
     tasks_[i].last_heartbeat = Clock::now();
     // The reply, not a failed status, carries the error: heartbeats are how every task learns it.
     if (error_) response->set_error(*error_);
+    response->set_membership_generation(generation_);
   }
   reactor->Finish(status);
 }
@@ -193,8 +207,9 @@ void CoordinationState::barrier(const pb::BarrierRequest& request, Reactor* reac
   auto [it, created] = barriers_.try_emplace(id);
   Barrier& barrier = it->second;
   if (barrier.failure) return reactor->Finish(*barrier.failure);
-  const bool completes = barrier.arrived.size() + (barrier.arrived.count(i) ? 0 : 1) ==
-                         tasks_.size();
+  std::set<size_t> with_this = barrier.arrived;
+  with_this.insert(i);
+  const bool completes = everyone_arrived(with_this);
   if (!completes) {   // this call will wait: is there room for one more?
     if (status = check_room_to_wait(operation); !status.ok()) {
       if (created) barriers_.erase(it);
@@ -286,6 +301,7 @@ void CoordinationState::set(const pb::SetRequest& request, Reactor* reactor) {
   Status status = admit(request.has_task(), request.task(), operation, &i);
   if (status.ok() && error_) status = posted_status();
   if (status.ok()) status = check_name(operation, "key", request.key());
+  if (status.ok()) status = check_writable(operation, request.key());
   if (status.ok()) status = check_room_to_store(operation, request.key(), request.value().size());
   if (status.ok()) publish(request.key(), request.value());
   reactor->Finish(status);
@@ -328,6 +344,7 @@ void CoordinationState::set_many(const pb::SetManyRequest& request, Reactor* rea
   for (int k = 0; status.ok() && k < request.entries_size(); ++k) {
     const std::string field = "entries[" + std::to_string(k) + "].key";
     status = check_name(operation, field.c_str(), request.entries(k).key());
+    if (status.ok()) status = check_writable(operation, request.entries(k).key());
   }
   if (!status.ok()) return reactor->Finish(status);
   // Every entry or none: the room is checked for all of them together (a key listed twice
@@ -398,6 +415,7 @@ void CoordinationState::add(const pb::AddRequest& request, pb::AddResponse* resp
   Status status = admit(request.has_task(), request.task(), operation, &i);
   if (status.ok() && error_) status = posted_status();
   if (status.ok()) status = check_name(operation, "key", request.key());
+  if (status.ok()) status = check_writable(operation, request.key());
   if (!status.ok()) return reactor->Finish(status);
   int64_t value = 0;
   auto it = values_.find(request.key());
@@ -432,6 +450,7 @@ void CoordinationState::erase(const pb::EraseRequest& request, Reactor* reactor)
   Status status = admit(request.has_task(), request.task(), operation, &i);
   if (status.ok() && error_) status = posted_status();
   if (status.ok()) status = check_name(operation, "key", request.key());
+  if (status.ok()) status = check_writable(operation, request.key());
   if (status.ok()) {
     auto it = values_.find(request.key());
     if (it != values_.end()) {
@@ -455,10 +474,19 @@ void CoordinationState::report_error(const pb::ReportErrorRequest& request,
   reactor->Finish(status);
 }
 
+bool CoordinationState::everyone_arrived(const std::set<size_t>& arrived) const {
+  if (generation_ == 0) return arrived.size() == tasks_.size();
+  return std::all_of(members_.begin(), members_.end(), [&](size_t m) { return arrived.count(m) > 0; });
+}
+
 std::string CoordinationState::missing_tasks(const std::set<size_t>& arrived) const {
   std::string missing;
   for (size_t i = 0; i < tasks_.size(); ++i) {
-    if (!arrived.count(i)) missing += (missing.empty() ? "" : ", ") + tasks_[i].spec.name();
+    const bool waited_for =
+        generation_ == 0 || std::binary_search(members_.begin(), members_.end(), i);
+    if (waited_for && !arrived.count(i)) {
+      missing += (missing.empty() ? "" : ", ") + tasks_[i].spec.name();
+    }
   }
   return missing;
 }
@@ -477,9 +505,14 @@ std::string CoordinationState::barrier_timeout_message(const std::string& id,
            ": they failed, hang or are still working; raise "
            "CoordinationOptions::shutdown_timeout if they are only slow";
   }
+  const size_t waited = generation_ == 0 ? tasks_.size() : members_.size();
+  size_t came = 0;
+  for (size_t a : barrier.arrived) {
+    came += generation_ == 0 || std::binary_search(members_.begin(), members_.end(), a) ? 1 : 0;
+  }
   return "barrier " + quoted(id) + " timed out after " + after + ": " +
-         std::to_string(tasks_.size() - barrier.arrived.size()) + " of " +
-         std::to_string(tasks_.size()) + " tasks did not reach it: " + missing +
+         std::to_string(waited - std::min(came, waited)) + " of " + std::to_string(waited) +
+         " tasks did not reach it: " + missing +
          ". They failed, hang or took another path; raise the timeout if they are only slow";
 }
 
@@ -500,7 +533,7 @@ CoordinationState::Clock::time_point CoordinationState::check_deadlines(Clock::t
                           milliseconds(waiter.timeout_ms) +
                           ": no task set the key. The task that publishes it failed, is slow or "
                           "uses another key; raise the timeout if it is only slow";
-    if (registered.size() < tasks_.size()) {
+    if (registered.size() < tasks_.size() && !elastic()) {
       message += " (not registered yet: " + missing_tasks(registered) + ")";
     }
     waiter.reactor->Finish(Status(StatusCode::DEADLINE_EXCEEDED, message));
@@ -517,18 +550,23 @@ CoordinationState::Clock::time_point CoordinationState::check_deadlines(Clock::t
     barrier.waiters.clear();
   }
   if (error_) return next;   // the job has failed already: silence is expected now
-  for (const TaskState& task : tasks_) {
+  if (elastic()) next = elastic_formation(now, next);
+  for (size_t i = 0; i < tasks_.size() && !error_; ++i) {
+    const TaskState& task = tasks_[i];
     if (!task.registered || task.leaving) continue;
     const Clock::time_point due = task.last_heartbeat + options_.heartbeat_timeout;
     if (due > now) {
       next = std::min(next, due);
       continue;
     }
-    post_error(task.spec.name() + " sent no heartbeat for " +
-               milliseconds(options_.heartbeat_timeout.count()) +
-               ": it died, hung or was cut off from the network. Restart the job; "
-               "BackupAndRestore resumes it from its last backup");
-    break;
+    const std::string silent = task.spec.name() + " sent no heartbeat for " +
+                               milliseconds(options_.heartbeat_timeout.count()) +
+                               ": it died, hung or was cut off from the network";
+    if (elastic()) {
+      elastic_task_lost(i, silent);
+      continue;
+    }
+    post_error(silent + ". Restart the job; BackupAndRestore resumes it from its last backup");
   }
   return next;
 }

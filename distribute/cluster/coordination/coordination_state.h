@@ -101,6 +101,25 @@ class CoordinationState {
   std::string barrier_timeout_message(const std::string& id, const Barrier& barrier) const;
   // Finishes expired waits, declares silent tasks dead; the time to look again.
   Clock::time_point check_deadlines(Clock::time_point now);
+  // Whether every task a barrier waits for has arrived: every task of the cluster, or with an
+  // elastic membership formed, every member.
+  bool everyone_arrived(const std::set<size_t>& arrived) const;
+
+  // ---- Elastic membership (coordination_membership.cc; options_.elastic_min_tasks > 0) ----
+  bool elastic() const { return options_.elastic_min_tasks > 0; }
+  // Task i registers as process `incarnation`: it joins (or, not formed yet, may form) the
+  // membership; a restarted process replaces its predecessor in it.
+  void elastic_register(size_t i, uint64_t incarnation);
+  // Task i is gone (`why`): it leaves the membership; fewer than the minimum left fails the job.
+  void elastic_task_lost(size_t i, const std::string& why);
+  // Forms the first membership when its time has come; the time to look again.
+  Clock::time_point elastic_formation(Clock::time_point now, Clock::time_point next);
+  // members_ as a new generation: published under kMembershipKey, and barriers that now have
+  // every member complete.
+  void announce_membership();
+  uint64_t generation_ = 0;                 // 0: no membership formed yet
+  std::vector<size_t> members_;             // sorted task indices
+  std::optional<Clock::time_point> form_at_;  // minimum registered, not formed: when to form
   void watchdog();
 
   const CoordinationOptions options_;
