@@ -372,6 +372,8 @@ CoordinationClient::Membership CoordinationClient::membership_after(uint64_t gen
   }
 }
 
+int CoordinationClient::self_index() const { return impl_->self_index; }
+
 uint64_t CoordinationClient::membership_generation_seen() const {
   std::lock_guard<std::mutex> lock(impl_->mutex);
   return impl_->generation_seen;

@@ -66,6 +66,8 @@ class CoordinationClient final : public KeyValueStore {
   // The latest generation this client's heartbeats brought back (0: none yet): how a task
   // learns cheaply that the membership changed.
   uint64_t membership_generation_seen() const;
+  // This task's index in the tasks the service serves (what Membership::members lists).
+  int self_index() const;
 
   // KeyValueStore. Values are opaque bytes; get() waits on the service (no polling), its timeout
   // error naming the key.

@@ -690,4 +690,15 @@ void GlooCommunicator::barrier() {
   });
 }
 
+std::vector<std::string> GlooCommunicator::store_keys(const std::string& prefix, int rank,
+                                                     int world_size) {
+  std::vector<std::string> keys;
+  for (int to = 0; to < world_size; ++to) {
+    if (to != rank) keys.push_back(prefix + "/" + pair_key(rank, to));
+  }
+  keys.push_back(prefix + "/endpoints/" + std::to_string(rank));
+  keys.push_back(prefix + "/progress/" + std::to_string(rank));
+  return keys;
+}
+
 }  // namespace strata::distribute

@@ -29,6 +29,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "distribute/cluster/coordination/key_value_store.h"
 #include "distribute/collectives/communicator.h"
@@ -94,6 +95,11 @@ class GlooCommunicator final : public Communicator {
 
   // Ops issued so far (the sequence number of the last one).
   uint64_t ops_issued() const;
+
+  // The store keys rank `rank` of a communicator of `world_size` ranks under `prefix` leaves
+  // (its pair addresses, its endpoints, its progress note): what a re-formed group erases of a
+  // generation it left behind.
+  static std::vector<std::string> store_keys(const std::string& prefix, int rank, int world_size);
 
   struct Impl;
 

@@ -1,0 +1,99 @@
+#include "distribute/elastic_group.h"
+
+#include <algorithm>
+#include <string>
+
+#include "distribute/cluster/coordination/coordination_client.h"
+#include "distribute/errors.h"
+
+namespace strata::distribute {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+std::string prefix_of(uint64_t generation) { return "gloo/g" + std::to_string(generation); }
+
+}  // namespace
+
+ElasticGroup::ElasticGroup(CoordinationClient& client, GlooOptions options)
+    : client_(client), options_(std::move(options)), self_(client.self_index()) {}
+
+ElasticGroup::View ElasticGroup::form(uint64_t after_generation, milliseconds timeout) {
+  const Clock::time_point deadline = Clock::now() + timeout;
+  auto left = [&] {
+    return std::max(milliseconds(0),
+                    std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
+  };
+  uint64_t generation = after_generation;
+  std::string last_failure;
+  for (;;) {
+    if (left() == milliseconds(0) && !last_failure.empty()) {
+      throw CoordinationError("elastic group: no generation after " +
+                              std::to_string(after_generation) + " formed within " +
+                              std::to_string(timeout.count()) + " ms; the last try: " +
+                              last_failure);
+    }
+    const CoordinationClient::Membership m = client_.membership_after(generation, left());
+    generation = m.generation;
+    auto me = std::find(m.members.begin(), m.members.end(), self_);
+    if (me == m.members.end()) continue;   // not admitted yet: the next generation
+    View view;
+    view.generation = m.generation;
+    view.members = m.members;
+    view.rank = int(me - m.members.begin());
+    GlooOptions options = options_;
+    options.prefix = prefix_of(m.generation);
+    options.timeout = std::min(options.timeout, std::max(milliseconds(1), left()));
+    if (options_.rank_name) {
+      options.rank_name = [names = options_.rank_name, members = m.members](int rank) {
+        return names(members.at(size_t(rank)));
+      };
+    }
+    try {
+      view.communicator = std::make_shared<GlooCommunicator>(client_, view.rank,
+                                                             int(m.members.size()), options);
+    } catch (const CoordinationError& e) {
+      // A member vanished (or a newer generation replaced this one) during the rendezvous: the
+      // service announces the next generation; form that one. A failed job fails here for good.
+      if (client_.posted_error()) throw;
+      last_failure = e.what();
+      continue;
+    }
+    erase_previous(view);
+    last_ = view;
+    return view;
+  }
+}
+
+bool ElasticGroup::changed(const View& view) const {
+  return client_.membership_generation_seen() > view.generation;
+}
+
+// What this task left in the store under the previous generation, and, from the new group's
+// rank 0, what the members who left did: the store keeps only live generations' keys.
+void ElasticGroup::erase_previous(const View& next) {
+  if (!last_.communicator) return;
+  std::vector<int> ranks{last_.rank};
+  if (next.rank == 0) {
+    for (size_t r = 0; r < last_.members.size(); ++r) {
+      if (!std::binary_search(next.members.begin(), next.members.end(), last_.members[r])) {
+        ranks.push_back(int(r));
+      }
+    }
+  }
+  const std::string prefix = prefix_of(last_.generation);
+  for (int r : ranks) {
+    for (const std::string& key :
+         GlooCommunicator::store_keys(prefix, r, int(last_.members.size()))) {
+      try {
+        client_.erase(key);
+      } catch (const CoordinationError&) {
+        return;   // the job failed meanwhile: nothing left to tidy
+      }
+    }
+  }
+}
+
+}  // namespace strata::distribute
