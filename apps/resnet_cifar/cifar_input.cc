@@ -88,7 +88,8 @@ data::Element parse_record(const data::Element& record) {
       {"image/encoded", data::FixedLenFeature({}, uint8)},
       {"image/class/label", data::FixedLenFeature({}, int64)}};
   data::ParsedFeatures f = data::parse_single_example(record[0], spec);
-  const Tensor image = data::decode_png(data::bytes_tensor(f["image/encoded"].string(0)), 3);
+  // A one-string bytes feature's values are that string's bytes: decoded where they are.
+  const Tensor image = data::decode_png(f["image/encoded"].values, 3);
   if (image.dim(0) != kHeight || image.dim(1) != kWidth) {
     throw ValueError("CIFAR-10 record: expected a 32x32 image, got " + image.shape().to_string() +
                      "; write the records with strata_cifar10_to_tfrecord");
@@ -130,19 +131,37 @@ data::Dataset eval_dataset(const Tensor& x, const Tensor& y, int64_t batch_size)
       .prefetch(2);
 }
 
-std::vector<std::string> record_files(const std::string& dir, const std::string& split) {
+namespace {
+
+// list_files over <split>-* in `dir`; ValueError naming the converter when nothing matches.
+data::Dataset listed_records(const std::string& dir, const std::string& split, bool shuffle,
+                             uint64_t seed) {
   const std::string pattern = dir + "/" + split + "-*";
-  data::Dataset listed = [&] {
-    try {
-      return data::Dataset::list_files(pattern, /*shuffle=*/false);
-    } catch (const ValueError&) {
-      throw ValueError("--data_format tfrecord: no " + split + " files (" + pattern + ") in " +
-                       "--data_dir " + dir + "; write them with strata_cifar10_to_tfrecord "
-                       "--output_dir " + dir);
-    }
-  }();
+  try {
+    return data::Dataset::list_files(pattern, shuffle, int64_t(seed & 0x7fffffffffffffffULL));
+  } catch (const ValueError&) {
+    throw ValueError("--data_format tfrecord: no " + split + " files (" + pattern + ") in " +
+                     "--data_dir " + dir + "; write them with strata_cifar10_to_tfrecord "
+                     "--output_dir " + dir);
+  }
+}
+
+// The records of <split>-*, 4 files at a time (read ahead) when shuffled, else in file order.
+data::Dataset read_records(const std::string& dir, const std::string& split, bool shuffle,
+                           uint64_t seed) {
+  return listed_records(dir, split, shuffle, seed)
+      .interleave([](const data::Element& f) {
+                    return data::TFRecordDataset({data::record_bytes(f[0])});
+                  },
+                  /*cycle_length=*/shuffle ? 4 : 1, /*block_length=*/1,
+                  /*num_parallel_calls=*/shuffle ? data::kAutotune : 1);
+}
+
+}  // namespace
+
+std::vector<std::string> record_files(const std::string& dir, const std::string& split) {
   std::vector<std::string> files;
-  auto it = listed.make_iterator();
+  auto it = listed_records(dir, split, /*shuffle=*/false, 0).make_iterator();
   while (auto e = it->next()) files.push_back(data::record_bytes((*e)[0]));
   return files;
 }
@@ -153,22 +172,6 @@ int64_t count_records(const std::vector<std::string>& files) {
   while (it->next()) ++n;
   return n;
 }
-
-namespace {
-
-data::Dataset read_records(const std::string& dir, const std::string& split, bool shuffle,
-                           uint64_t seed) {
-  record_files(dir, split);  // the error naming the converter when there are none
-  return data::Dataset::list_files(dir + "/" + split + "-*", shuffle,
-                                   int64_t(seed & 0x7fffffffffffffffULL))
-      .interleave([](const data::Element& f) {
-                    return data::TFRecordDataset({data::record_bytes(f[0])});
-                  },
-                  /*cycle_length=*/shuffle ? 4 : 1, /*block_length=*/1,
-                  /*num_parallel_calls=*/shuffle ? data::kAutotune : 1);
-}
-
-}  // namespace
 
 data::Dataset train_records(const std::string& dir, int64_t batch_size, uint64_t seed) {
   return read_records(dir, "train", /*shuffle=*/true, seed)

@@ -1,5 +1,7 @@
 #include "framework/data/file_sharding.h"
 
+#include <algorithm>
+
 #include "framework/core/error.h"
 #include "framework/data/dataset_ops.h"
 
@@ -7,7 +9,8 @@ namespace strata::data {
 namespace {
 
 // The nodes from the pipeline's end down to its file source (last), or empty when the chain of
-// single inputs ends at another source or at a node the rewrite cannot copy.
+// single inputs ends at another source. (Every node with an input copies itself onto another:
+// DatasetImpl::with_input.)
 std::vector<ImplPtr> chain_to_file_source(const ImplPtr& end) {
   std::vector<ImplPtr> chain;
   for (ImplPtr node = end; node;) {
@@ -37,11 +40,6 @@ std::optional<Dataset> shard_by_file(const Dataset& dataset, int64_t num_workers
   }
   const std::vector<ImplPtr> chain = chain_to_file_source(dataset.impl());
   if (chain.empty()) return std::nullopt;
-  for (size_t i = 0; i + 1 < chain.size(); ++i) {
-    // A node the rewrite cannot copy: the pipeline is not taken for one that reads files
-    // (TensorFlow, too, shards by FILE only through the nodes it knows).
-    if (!chain[i]->with_input(chain[i + 1])) return std::nullopt;
-  }
   const std::vector<std::string>& files = *chain.back()->source_files();
   const int64_t count = int64_t(files.size());
   if (count < num_workers) {
@@ -57,14 +55,14 @@ std::optional<Dataset> shard_by_file(const Dataset& dataset, int64_t num_workers
 
   // Rebuilt from the source up; the batch nearest the end (first in the chain) takes this
   // worker's part of the global batch.
-  size_t last_batch = chain.size();
-  for (size_t i = 0; i + 1 < chain.size() && last_batch == chain.size(); ++i) {
-    if (dynamic_cast<const BatchDataset*>(chain[i].get())) last_batch = i;
-  }
+  const auto last_batch = std::find_if(chain.begin(), chain.end() - 1, [](const ImplPtr& n) {
+    return dynamic_cast<const BatchDataset*>(n.get()) != nullptr;
+  });
   ImplPtr node = chain.back()->with_files(std::move(mine));
-  for (size_t i = chain.size() - 1; i-- > 0;) {
-    if (i == last_batch) {
-      const auto& batch = static_cast<const BatchDataset&>(*chain[i]);
+  for (auto it = chain.end() - 1; it != chain.begin();) {
+    --it;
+    if (it == last_batch) {
+      const auto& batch = static_cast<const BatchDataset&>(**it);
       if (batch.batch_size() % num_workers != 0) {
         throw ValueError(who + ": the global batch of " + std::to_string(batch.batch_size()) +
                          " does not divide among " + std::to_string(num_workers) + " workers "
@@ -74,7 +72,7 @@ std::optional<Dataset> shard_by_file(const Dataset& dataset, int64_t num_workers
       node = std::make_shared<BatchDataset>(node, batch.batch_size() / num_workers,
                                             batch.drop_remainder());
     } else {
-      node = chain[i]->with_input(node);
+      node = (*it)->with_input(node);
     }
   }
   return Dataset(node);

@@ -12,7 +12,7 @@
 #include "datasets/temp_dir.h"
 #include "framework/core/error.h"
 #include "framework/data/bytes_tensor.h"
-#include "support/gif_bytes.h"
+#include "support/test_images.h"
 #include "support/test_helpers.h"
 
 namespace strata {
@@ -22,11 +22,7 @@ using data::bytes_tensor;
 using testing::expect_error;
 using testing::gif_bytes;
 
-Tensor pattern(int64_t h, int64_t w, int64_t c) {
-  std::vector<uint8_t> v(size_t(h * w * c));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = uint8_t(i * 37 % 256);
-  return Tensor::from_vector(v, {h, w, c});
-}
+using testing::pattern_image;
 
 // image_ops_test.py's _SimpleColorRamp: 200x256 RGB, R = row, G = column, B = their mean.
 Tensor color_ramp() {
@@ -83,7 +79,7 @@ std::string as_string(const Tensor& bytes) { return data::record_bytes(bytes); }
 TEST(ImageCoding, EncodePngDecodesBackForEveryChannelCount) {
   for (int64_t c : {1, 2, 3, 4}) {
     SCOPED_TRACE(c);
-    const Tensor img = pattern(5, 7, c);
+    const Tensor img = pattern_image(5, 7, c);
     const Tensor png = data::encode_png(img);
     EXPECT_EQ(png.dtype(), uint8);
     EXPECT_EQ(png.rank(), 1);
@@ -162,14 +158,14 @@ TEST(ImageCoding, JpegDecodesApproximately) {
                            {"decode_image", "JPEG", "channels=4", "0, 1 or 3"});
   expect_error<ValueError>([&] { data::decode_jpeg(jpg, 4); },
                            {"decode_jpeg", "JPEG has no alpha"});
-  const Tensor small = pattern(4, 6, 3);
+  const Tensor small = pattern_image(4, 6, 3);
   EXPECT_EQ(data::decode_jpeg(data::encode_png(small)).to_vector<int>(), small.to_vector<int>());
 }
 
 // As in TensorFlow: decode_png / decode_jpeg refuse BMP ("use decode_image") and animated GIF;
 // decode_image reads both (a GIF's first frame, as RGB).
 TEST(ImageCoding, DecodePngAndJpegRefuseBmpAndAnimatedGif) {
-  const Tensor img = pattern(3, 5, 3);
+  const Tensor img = pattern_image(3, 5, 3);
   const Tensor bmp = bytes_tensor(bmp_bytes(img));
   EXPECT_EQ(data::decode_image(bmp).to_vector<int>(), img.to_vector<int>());
   EXPECT_EQ(data::decode_image(bmp, 4).dim(2), 4);
@@ -209,7 +205,7 @@ TEST(ImageCoding, UnknownFormatAndEmptyContents) {
 }
 
 TEST(ImageCoding, TruncatedOrCorruptBytesAreErrors) {
-  const std::string png = as_string(data::encode_png(pattern(16, 16, 3)));
+  const std::string png = as_string(data::encode_png(pattern_image(16, 16, 3)));
   int failures = 0;
   // The last 12 bytes are IEND, which stb does not need.
   for (size_t n = 1; n + 12 < png.size(); ++n) {
@@ -237,7 +233,7 @@ TEST(ImageCoding, TruncatedOrCorruptBytesAreErrors) {
                            {"decode_png", "PNG", "cannot decode"});
   // A JPEG cut short: stb may recover the start of its scan (libjpeg with TensorFlow's
   // try_recover_truncated does too), but a cut header is an error; never a crash.
-  const std::string jpg = jpeg_bytes(pattern(16, 16, 3), 90);
+  const std::string jpg = jpeg_bytes(pattern_image(16, 16, 3), 90);
   for (size_t n = 1; n < jpg.size(); n += 7) {
     SCOPED_TRACE(n);
     try {
@@ -251,10 +247,10 @@ TEST(ImageCoding, TruncatedOrCorruptBytesAreErrors) {
 }
 
 TEST(ImageCoding, ContentsMustBeOneDimensionalUint8) {
-  const Tensor png = data::encode_png(pattern(2, 2, 3));
+  const Tensor png = data::encode_png(pattern_image(2, 2, 3));
   expect_error<DTypeError>([&] { data::decode_png(png.cast(int32)); },
                            {"decode_png", "1-D uint8", "found int32 [", "encoded bytes"});
-  expect_error<ShapeError>([] { data::decode_image(pattern(4, 4, 3)); },
+  expect_error<ShapeError>([] { data::decode_image(pattern_image(4, 4, 3)); },
                            {"decode_image", "1-D uint8", "found uint8 [4,4,3]", "decoded pixels"});
   expect_error<ShapeError>([] { data::decode_jpeg(Tensor::scalar<uint8_t>(0xff)); },
                            {"decode_jpeg", "found uint8 []", "0-D string"});
@@ -288,7 +284,7 @@ TEST(ImageCoding, DecompressionBombIsRefusedFromTheHeader) {
                            {"decode_png", "15000x15000 = 225000000 pixels",
                             "over the limit of 89478485", "decompression bombs",
                             "set_max_image_pixels"});
-  const Tensor png = data::encode_png(pattern(5, 7, 3));  // 35 pixels
+  const Tensor png = data::encode_png(pattern_image(5, 7, 3));  // 35 pixels
   data::set_max_image_pixels(34);
   expect_error<ValueError>([&] { data::decode_image(png); }, {"over the limit of 34"});
   data::set_max_image_pixels(35);
@@ -298,7 +294,7 @@ TEST(ImageCoding, DecompressionBombIsRefusedFromTheHeader) {
 TEST(ImageCoding, EncodePngErrors) {
   expect_error<DTypeError>([] { data::encode_png(zeros({2, 2, 3})); },
                            {"encode_png", "uint8", "found float32 [2,2,3]", "cast"});
-  expect_error<ShapeError>([] { data::encode_png(pattern(2, 2, 5)); },
+  expect_error<ShapeError>([] { data::encode_png(pattern_image(2, 2, 5)); },
                            {"encode_png", "C = 1..4", "[2,2,5]"});
   expect_error<ShapeError>([] { data::encode_png(Tensor::empty({1, 2, 2, 3}, uint8)); },
                            {"encode_png", "[1,2,2,3]", "one image at a time"});
@@ -310,7 +306,7 @@ TEST(ImageCoding, EncodePngErrors) {
 // the bytes, a string (literal or std::string) the file.
 TEST(ImageCoding, PathAndContentsOverloadsResolve) {
   testing::TempDir dir;
-  const Tensor img = pattern(3, 4, 3);
+  const Tensor img = pattern_image(3, 4, 3);
   const std::string path = dir.file("img.png");
   data::write_png(path, img);
   EXPECT_EQ(data::decode_image(path).to_vector<int>(), img.to_vector<int>());

@@ -9,6 +9,7 @@
 #include "datasets/memory_limit.h"
 #include "datasets/temp_dir.h"
 #include "support/test_helpers.h"
+#include "support/test_images.h"
 
 namespace strata {
 namespace {
@@ -16,17 +17,13 @@ namespace {
 using testing::expect_error;
 using testing::TempDir;
 
-Tensor pattern(int64_t h, int64_t w, int64_t c) {
-  std::vector<uint8_t> v(size_t(h * w * c));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = uint8_t(i * 37 % 256);
-  return Tensor::from_vector(v, {h, w, c});
-}
+using testing::pattern_image;
 
 TEST(ImageIo, PngRoundTripKeepsPixelsAndChannels) {
   TempDir dir;
   for (int64_t c : {1, 3, 4}) {
     const std::string path = dir.file("img" + std::to_string(c) + ".png");
-    const Tensor img = pattern(5, 7, c);
+    const Tensor img = pattern_image(5, 7, c);
     data::write_png(path, img);
     const Tensor back = data::decode_image(path);
     EXPECT_EQ(back.shape(), (Shape{5, 7, c}));
@@ -133,7 +130,7 @@ TEST(ImageIo, PixelLimitIsConfigurable) {
   PixelLimitGuard restore;
   TempDir dir;
   const std::string path = dir.file("img.png");
-  data::write_png(path, pattern(5, 7, 3));  // 35 pixels
+  data::write_png(path, pattern_image(5, 7, 3));  // 35 pixels
   EXPECT_EQ(data::max_image_pixels(), data::kDefaultMaxImagePixels);
   EXPECT_EQ(data::decode_image(path, 0, 35).shape(), (Shape{5, 7, 3}));  // the limit is inclusive
   expect_error<ValueError>([&] { data::decode_image(path, 0, 34); }, {"over the limit of 34"});
@@ -150,7 +147,7 @@ TEST(ImageIo, PixelLimitIsConfigurable) {
 TEST(ImageIo, TruncatedPngNamesAReason) {
   TempDir dir;
   const std::string path = dir.file("cut.png");
-  data::write_png(path, pattern(32, 32, 3));
+  data::write_png(path, pattern_image(32, 32, 3));
   const std::vector<unsigned char> full = testing::read_bytes(path);
   int failures = 0;
   for (size_t n = 0; n + 12 < full.size(); ++n) {  // the last 12 bytes are IEND, which stb skips

@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <functional>
 #include <future>
 #include <memory>
 #include <string>
@@ -14,18 +13,15 @@
 
 #include "distribute/cluster/coordination/coordination_client.h"
 #include "distribute/cluster/coordination/coordination_service.h"
+#include "tests/distribute/coordination_test_util.h"
 
 namespace strata::distribute {
 namespace {
 
 using namespace std::chrono_literals;
 using Membership = CoordinationClient::Membership;
+using testing::coordination_error_of;
 
-std::vector<CoordinationTask> workers(int n) {
-  std::vector<CoordinationTask> tasks;
-  for (int i = 0; i < n; ++i) tasks.push_back({"worker", i, "localhost:2100" + std::to_string(i)});
-  return tasks;
-}
 
 // Short heartbeats so that a lost task is noticed within seconds; the waits below are
 // bounded by generous timeouts (a loaded machine), never asserted on.
@@ -43,7 +39,7 @@ CoordinationOptions elastic_options(size_t min_tasks) {
 
 struct ElasticJob {
   ElasticJob(int slots, size_t min_tasks, std::chrono::milliseconds grace = 300ms)
-      : tasks(workers(slots)), options(elastic_options(min_tasks)) {
+      : tasks(testing::worker_tasks(slots, 21000)), options(elastic_options(min_tasks)) {
     options.elastic_grace = grace;
     service = CoordinationService::start("127.0.0.1:0", tasks, options);
     address = "127.0.0.1:" + std::to_string(service->port());
@@ -58,6 +54,12 @@ struct ElasticJob {
     CoordinationClient* c = clients[size_t(i)].get();
     return std::async(std::launch::async, [c] { c->connect(); });
   }
+  // Starts tasks `which` at once and returns when each is connected.
+  void start_together(const std::vector<int>& which) {
+    std::vector<std::future<void>> up;
+    for (int i : which) up.push_back(start(i));
+    for (auto& u : up) u.get();
+  }
   // The membership after `generation` as task i sees it.
   Membership after(int i, uint64_t generation) {
     return clients[size_t(i)]->membership_after(generation, 20s);
@@ -70,23 +72,12 @@ struct ElasticJob {
   std::vector<std::unique_ptr<CoordinationClient>> clients;
 };
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const CoordinationError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a CoordinationError";
-  return "";
-}
 
 // The minimum up forms the first membership after the grace period (the third slot empty);
 // the third task then joins in the next generation.
 TEST(CoordinationElastic, TheMinimumFormsAfterTheGraceAndALaterTaskJoins) {
   ElasticJob job(3, 2);
-  auto a = job.start(0), b = job.start(1);
-  a.get();
-  b.get();
+  job.start_together({0, 1});
   const Membership first = job.after(0, 0);
   EXPECT_EQ(first.generation, 1u);
   EXPECT_EQ(first.members, (std::vector<int>{0, 1}));
@@ -100,9 +91,7 @@ TEST(CoordinationElastic, TheMinimumFormsAfterTheGraceAndALaterTaskJoins) {
 // Every slot up forms it at once, without waiting for the grace period to end.
 TEST(CoordinationElastic, EveryTaskUpFormsAtOnce) {
   ElasticJob job(2, 1, /*grace=*/60s);   // longer than connect's register_timeout
-  auto a = job.start(0), b = job.start(1);
-  a.get();
-  b.get();
+  job.start_together({0, 1});
   EXPECT_EQ(job.after(0, 0).members, (std::vector<int>{0, 1}));
 }
 
@@ -110,9 +99,7 @@ TEST(CoordinationElastic, EveryTaskUpFormsAtOnce) {
 // barrier the survivors reach completes without it.
 TEST(CoordinationElastic, ALostTaskLeavesTheMembershipWithoutFailingTheJob) {
   ElasticJob job(3, 2);
-  std::vector<std::future<void>> up;
-  for (int i = 0; i < 3; ++i) up.push_back(job.start(i));
-  for (auto& u : up) u.get();
+  job.start_together({0, 1, 2});
   const Membership all = job.after(0, 0);
   ASSERT_EQ(all.members, (std::vector<int>{0, 1, 2}));
   // Worker 1 waits at a barrier that worker 2 will never reach.
@@ -138,25 +125,21 @@ TEST(CoordinationElastic, ALostTaskLeavesTheMembershipWithoutFailingTheJob) {
 // members); the predecessor is refused from then on.
 TEST(CoordinationElastic, ARestartedTaskRejoinsAndItsPredecessorIsRefused) {
   ElasticJob job(2, 1);
-  auto a = job.start(0), b = job.start(1);
-  a.get();
-  b.get();
+  job.start_together({0, 1});
   const Membership before = job.after(0, 0);
   std::unique_ptr<CoordinationClient> old = std::move(job.clients[1]);
   job.start(1).get();
   const Membership after = job.after(0, before.generation);
   EXPECT_EQ(after.members, (std::vector<int>{0, 1}));
   EXPECT_GT(after.generation, before.generation);
-  const std::string refused = error_of([&] { old->set("k", "v"); });
+  const std::string refused = coordination_error_of([&] { old->set("k", "v"); });
   EXPECT_NE(refused.find("an earlier process of worker 1"), std::string::npos) << refused;
 }
 
 // Fewer than the minimum left is the job's error, naming the lost task and who is left.
 TEST(CoordinationElastic, FewerThanTheMinimumFailsTheJobNamingWhy) {
   ElasticJob job(2, 2);
-  auto a = job.start(0), b = job.start(1);
-  a.get();
-  b.get();
+  job.start_together({0, 1});
   std::promise<std::string> failed;
   job.clients[0]->set_error_callback([&](const std::string& m) { failed.set_value(m); });
   job.clients[1].reset();
@@ -173,11 +156,11 @@ TEST(CoordinationElastic, TasksCannotWriteTheMembershipKeys) {
   ElasticJob job(1, 1);
   job.start(0).get();
   for (const std::string key : {"strata/membership", "strata/membership/7"}) {
-    const std::string m = error_of([&] { job.clients[0]->set(key, "9:0"); });
+    const std::string m = coordination_error_of([&] { job.clients[0]->set(key, "9:0"); });
     EXPECT_NE(m.find("the coordination service's own"), std::string::npos) << m;
-    error_of([&] { job.clients[0]->erase(key); });
-    error_of([&] { job.clients[0]->add(key, 1); });
-    error_of([&] { job.clients[0]->set_many({{"free", "x"}, {key, "9:0"}}); });
+    coordination_error_of([&] { job.clients[0]->erase(key); });
+    coordination_error_of([&] { job.clients[0]->add(key, 1); });
+    coordination_error_of([&] { job.clients[0]->set_many({{"free", "x"}, {key, "9:0"}}); });
   }
   EXPECT_EQ(job.after(0, 0).members, (std::vector<int>{0}));
 }
@@ -186,7 +169,7 @@ TEST(CoordinationElastic, TasksCannotWriteTheMembershipKeys) {
 TEST(CoordinationElastic, ConnectWithoutTheMinimumTimesOutSayingSo) {
   ElasticJob job(3, 2);
   job.options.register_timeout = 1500ms;
-  const std::string m = error_of([&] { job.start(0).get(); });
+  const std::string m = coordination_error_of([&] { job.start(0).get(); });
   EXPECT_NE(m.find("no membership generation 1"), std::string::npos) << m;
   EXPECT_NE(m.find("fewer than elastic_min_tasks"), std::string::npos) << m;
 }

@@ -23,6 +23,7 @@
 #include "distribute/cluster/coordination/coordination_service.h"
 #include "distribute/collectives/gloo/gloo_communicator.h"
 #include "distribute/collectives/nccl_support.h"
+#include "tests/distribute/coordination_test_util.h"
 #include "tests/framework/saving/child_process_util.h"
 
 
@@ -32,12 +33,7 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-// worker 0..n-1; the addresses only name the tasks (clients dial the service's real port).
-std::vector<CoordinationTask> workers(int n) {
-  std::vector<CoordinationTask> tasks;
-  for (int i = 0; i < n; ++i) tasks.push_back({"worker", i, "localhost:2000" + std::to_string(i)});
-  return tasks;
-}
+std::vector<CoordinationTask> workers(int n) { return testing::worker_tasks(n, 20000); }
 
 CoordinationOptions fast_options() {
   CoordinationOptions options;
@@ -49,16 +45,9 @@ CoordinationOptions fast_options() {
   return options;
 }
 
-// The message of the CoordinationError `f` throws ("" and a test failure when it does not).
 template <class F>
 std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const CoordinationError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a CoordinationError";
-  return "";
+  return testing::coordination_error_of(std::forward<F>(f));
 }
 
 template <class Pred>

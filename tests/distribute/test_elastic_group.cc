@@ -14,18 +14,13 @@
 #include "distribute/cluster/coordination/coordination_client.h"
 #include "distribute/cluster/coordination/coordination_service.h"
 #include "distribute/elastic_group.h"
+#include "tests/distribute/coordination_test_util.h"
 #include "framework/core/tensor.h"
 
 namespace strata::distribute {
 namespace {
 
 using namespace std::chrono_literals;
-
-std::vector<CoordinationTask> workers(int n) {
-  std::vector<CoordinationTask> tasks;
-  for (int i = 0; i < n; ++i) tasks.push_back({"worker", i, "localhost:2200" + std::to_string(i)});
-  return tasks;
-}
 
 CoordinationOptions elastic_options() {
   CoordinationOptions options;
@@ -84,7 +79,7 @@ std::vector<float> all_reduce_ones(std::vector<std::unique_ptr<Task>>& tasks,
 }
 
 TEST(ElasticGroup, SurvivorsReformWithoutALostMemberAndTakeInOneThatJoins) {
-  const std::vector<CoordinationTask> tasks = workers(3);
+  const std::vector<CoordinationTask> tasks = testing::worker_tasks(3, 22000);
   auto service = CoordinationService::start("127.0.0.1:0", tasks, elastic_options());
   const std::string address = "127.0.0.1:" + std::to_string(service->port());
   std::vector<std::unique_ptr<Task>> t(3);

@@ -12,7 +12,7 @@
 #include "framework/data/bytes_tensor.h"
 #include "framework/core/error.h"
 #include "fuzz/fuzz_support.h"
-#include "support/gif_bytes.h"
+#include "support/test_images.h"
 
 namespace strata::fuzz {
 namespace {

@@ -29,11 +29,9 @@ void CoordinationState::elastic_register(size_t i, uint64_t incarnation) {
   wake_.notify_one();   // its heartbeat deadline; maybe the formation's
   if (generation_ == 0) {
     // Not formed: every task up forms it at once; the minimum up starts the grace period.
-    size_t up = 0;
-    for (const TaskState& t : tasks_) up += t.registered ? 1 : 0;
+    const size_t up = registered_tasks();
     if (up == tasks_.size()) {
-      form_at_ = Clock::now();
-      elastic_formation(Clock::now(), Clock::now());
+      form_membership();
     } else if (up >= options_.elastic_min_tasks && !form_at_) {
       form_at_ = Clock::now() + options_.elastic_grace;
     }
@@ -50,9 +48,7 @@ void CoordinationState::elastic_register(size_t i, uint64_t incarnation) {
 void CoordinationState::elastic_task_lost(size_t i, const std::string& why) {
   tasks_[i].registered = false;
   if (generation_ == 0) {
-    size_t up = 0;
-    for (const TaskState& t : tasks_) up += t.registered ? 1 : 0;
-    if (up < options_.elastic_min_tasks) form_at_.reset();
+    if (registered_tasks() < options_.elastic_min_tasks) form_at_.reset();
     return;
   }
   auto it = std::lower_bound(members_.begin(), members_.end(), i);
@@ -74,12 +70,22 @@ CoordinationState::Clock::time_point CoordinationState::elastic_formation(Clock:
                                                                           Clock::time_point next) {
   if (generation_ != 0 || !form_at_) return next;
   if (*form_at_ > now) return std::min(next, *form_at_);
+  form_membership();
+  return next;
+}
+
+void CoordinationState::form_membership() {
   members_.clear();
   for (size_t i = 0; i < tasks_.size(); ++i) {
     if (tasks_[i].registered) members_.push_back(i);
   }
+  form_at_.reset();
   announce_membership();
-  return next;
+}
+
+size_t CoordinationState::registered_tasks() const {
+  return size_t(std::count_if(tasks_.begin(), tasks_.end(),
+                              [](const TaskState& t) { return t.registered; }));
 }
 
 void CoordinationState::announce_membership() {

@@ -114,6 +114,9 @@ class CoordinationState {
   void elastic_task_lost(size_t i, const std::string& why);
   // Forms the first membership when its time has come; the time to look again.
   Clock::time_point elastic_formation(Clock::time_point now, Clock::time_point next);
+  // The first membership: every task registered now.
+  void form_membership();
+  size_t registered_tasks() const;
   // members_ as a new generation: published under kMembershipKey, and barriers that now have
   // every member complete.
   void announce_membership();

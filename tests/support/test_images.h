@@ -1,12 +1,22 @@
-// Test data: GIF files built by hand (stb writes none), for the image decoders' tests and the
-// image fuzzer's seeds.
+// Test images: a uint8 pattern, and GIF files built by hand (stb writes none), for the image
+// readers' and decoders' tests and the image fuzzer's seeds.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "framework/core/tensor.h"
+
 namespace strata::testing {
+
+// An h x w x c uint8 image whose values vary (i * 37 mod 256), so that encoders and decoders
+// see more than one value.
+inline Tensor pattern_image(int64_t h, int64_t w, int64_t c) {
+  std::vector<uint8_t> v(size_t(h * w * c));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = uint8_t(i * 37 % 256);
+  return Tensor::from_vector(v, {h, w, c});
+}
 
 // A GIF of `frames` w x h frames over a 4-colour palette (red, green, blue, white), uncompressed:
 // LZW with a clear code before every pixel keeps each code 3 bits wide. Pixel i of frame f has
