@@ -18,6 +18,27 @@ namespace strata::distribute {
 // kRing. Either way the small host-side syncs (initial values, metrics) use Gloo.
 enum class CommunicationImplementation { kAuto, kRing, kNccl };
 
+// An elastic job (CommunicationOptions::elastic): TF_CONFIG's chief and worker tasks are slots,
+// the most workers the job may have; it runs with whichever slots are up, at least
+// min_workers (the chief included). A worker that dies, is cut off or stops heartbeating
+// leaves: the others re-form without it at the step it failed in, take over the furthest
+// state any of them reached and go on; a process that starts in a free slot (or a restarted
+// one) joins at the next step boundary and receives that state. The global batch stays the
+// same (split over the new worker count), so each step computes what it would have with every
+// worker. The chief hosts the coordination service: its death still ends the job.
+class ElasticOptions {
+ public:
+  // The fewest workers the job trains with; fewer left is the job's error naming the lost
+  // task. 0: not elastic (any worker lost ends the job, TensorFlow's behaviour).
+  ElasticOptions& min_workers(int v) { min_workers_ = v; return *this; }
+  // At start, how long the first min_workers wait for the other slots before training
+  // without them (they join later when they come).
+  ElasticOptions& start_grace_seconds(double v) { start_grace_seconds_ = v; return *this; }
+
+  int min_workers_ = 0;
+  double start_grace_seconds_ = 10;
+};
+
 class CommunicationOptions {
  public:
   CommunicationOptions& implementation(CommunicationImplementation v) { implementation_ = v; return *this; }
@@ -30,12 +51,15 @@ class CommunicationOptions {
   CommunicationOptions& heartbeat_timeout_seconds(double v) { heartbeat_timeout_seconds_ = v; return *this; }
   // How long the first worker to start waits for the others to come up.
   CommunicationOptions& register_timeout_seconds(double v) { register_timeout_seconds_ = v; return *this; }
+  // Goes on when workers leave or join (ElasticOptions); CPUs and Gloo only for now.
+  CommunicationOptions& elastic(ElasticOptions v) { elastic_ = v; return *this; }
 
   CommunicationImplementation implementation_ = CommunicationImplementation::kAuto;
   size_t bytes_per_pack_ = 0;
   double timeout_seconds_ = 300;
   double heartbeat_timeout_seconds_ = 10;
   double register_timeout_seconds_ = 300;
+  ElasticOptions elastic_;
 };
 
 }  // namespace strata::distribute

@@ -36,6 +36,10 @@ class LocalReplicaContext final : public ReplicaContext {
   void broadcast(Tensor& t, int root) override { comm_->broadcast(t, root); }
   void barrier() override { comm_->barrier(); }
   void set_communicator(std::shared_ptr<Communicator> comm) { comm_ = std::move(comm); }
+  void set_ids(ReplicaIds ids) {
+    id_ = ids.first + local_id_;
+    n_ = ids.in_sync;
+  }
 
  private:
   int local_id_, id_, n_;
@@ -177,6 +181,15 @@ void LocalReplicas::run(const std::function<void(int)>& fn) {
     shared_->make_group();  // the aborted group is spent
     std::rethrow_exception(error);
   }
+}
+
+void LocalReplicas::remake_group(ReplicaIds ids) {
+  const int n = size();
+  if (ids.in_sync == 0) ids.in_sync = n;
+  STRATA_CHECK(ids.first >= 0 && ids.first + n <= ids.in_sync);
+  std::lock_guard<std::mutex> lock(shared_->mutex);  // no replica runs between steps
+  for (auto& context : shared_->contexts) context->set_ids(ids);
+  shared_->make_group();
 }
 
 std::vector<Device> resolve_devices(const std::vector<std::string>& names, const char* who) {

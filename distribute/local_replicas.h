@@ -43,6 +43,9 @@ class LocalReplicas {
   // collectives are aborted (so none waits for it), the group is remade, and the first error is
   // rethrown. Calling it from inside a replica is a StateError (it would wait for itself).
   void run(const std::function<void(int)>& fn);
+  // A new group from the factory with the replicas' global ids now `ids` (an elastic job's
+  // workers re-formed: the factory reaches the new cross-worker communicator).
+  void remake_group(ReplicaIds ids);
 
  private:
   struct Shared;

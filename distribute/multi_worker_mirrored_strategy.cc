@@ -8,6 +8,7 @@
 #include "distribute/collectives/nccl_support.h"
 #include "distribute/collectives/rows_in_a_sum.h"
 #include "distribute/cross_device_ops.h"
+#include "distribute/multi_worker_mirrored_elastic.h"
 #include "distribute/variables/replicated_variable.h"
 #include "distribute/worker_cluster.h"
 #include "framework/autograd/grad_mode.h"
@@ -34,6 +35,17 @@ void check_options(const CommunicationOptions& o) {
   positive(o.timeout_seconds_, "timeout_seconds");
   positive(o.heartbeat_timeout_seconds_, "heartbeat_timeout_seconds");
   positive(o.register_timeout_seconds_, "register_timeout_seconds");
+  if (o.elastic_.min_workers_ < 0 || !(o.elastic_.start_grace_seconds_ >= 0)) {
+    throw ValueError(std::string(kWho) + ": ElasticOptions.min_workers must be >= 0 (0: not "
+                     "elastic) and start_grace_seconds >= 0, got " +
+                     std::to_string(o.elastic_.min_workers_) + " and " +
+                     std::to_string(o.elastic_.start_grace_seconds_));
+  }
+  if (o.elastic_.min_workers_ > 0 && o.implementation_ == CommunicationImplementation::kNccl) {
+    throw ValueError(std::string(kWho) + ": an elastic job (ElasticOptions.min_workers > 0) "
+                     "re-forms its Gloo group when workers change; NCCL communicators are not "
+                     "re-formed yet: use CommunicationImplementation::kRing or kAuto");
+  }
 }
 
 bool all_gpus(const std::vector<Device>& devices) {
@@ -101,8 +113,10 @@ MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(
       options_(options) {
   check_options(options_);
   const std::vector<Device> devices = resolve_devices(device_names, kWho);
-  const bool nccl = use_nccl(options_, devices);
+  // An elastic job's gradients go over Gloo (its groups re-form by generation), GPUs included.
+  const bool nccl = options_.elastic_.min_workers_ == 0 && use_nccl(options_, devices);
   cluster_ = WorkerCluster::join(*resolver_, options_, kWho);
+  if (cluster_ && cluster_->elastic()) elastic_ = std::make_unique<Elastic>();
   WorkerCluster* cluster = cluster_.get();
   GroupFactory factory;
   if (cluster != nullptr && nccl) {
@@ -154,6 +168,7 @@ MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(
 MultiWorkerMirroredStrategy::~MultiWorkerMirroredStrategy() {
   replicas_.reset();  // the replica threads stop before the cluster goes
   cluster_.reset();
+  elastic_.reset();
 }
 
 int MultiWorkerMirroredStrategy::num_workers() const { return cluster_ ? cluster_->num_workers() : 1; }
@@ -168,6 +183,10 @@ size_t MultiWorkerMirroredStrategy::gradient_bucket_bytes() const {
 }
 
 void MultiWorkerMirroredStrategy::run_replicas(const std::function<void(int)>& fn) {
+  if (elastic_ && !elastic_->in_step) {
+    run_elastic_step([&] { run_replicas(fn); });
+    return;
+  }
   {
     std::lock_guard<std::mutex> lock(folded_mutex_);  // left by a step that failed after its fold
     folded_state_.reset();
@@ -178,7 +197,8 @@ void MultiWorkerMirroredStrategy::run_replicas(const std::function<void(int)>& f
     synchronize_state();
   } catch (const std::exception& e) {
     // The other workers must stop too, and at once: they would wait in the next collective.
-    if (cluster_) cluster_->report_error(task_name(worker_index()) + " failed: " + e.what());
+    // (An elastic step's failure is judged by run_elastic_step.)
+    if (cluster_ && !elastic_) cluster_->report_error(task_name(worker_index()) + " failed: " + e.what());
     throw;
   }
 }
@@ -187,12 +207,18 @@ VariablePtr MultiWorkerMirroredStrategy::create_variable(const VariableSpec& spe
                                                          const NextCreator&) {
   if (spec.synchronization == VariableSynchronization::kOnRead) {
     auto v = std::make_shared<SyncOnReadVariable>(spec, replicas_->devices());
+    if (elastic_) track_for_elastic(v);
     std::lock_guard<std::mutex> lock(state_vars_mutex_);
     sync_on_read_.push_back(v);
     return v;
   }
   auto v = std::make_shared<MirroredVariable>(spec, replicas_->devices());
-  if (cluster_) {
+  if (!cluster_) return v;
+  if (elastic_) {
+    // Every worker takes the chief's values (or the running job's) at its first
+    // synchronization instead: a worker joining a running job makes its variables alone.
+    track_for_elastic(v);
+  } else {
     // Every worker starts from the chief's value (each drew its own random initial values).
     NoGradGuard no_grad;
     Tensor value = v->components()[0]->value().to(Device::cpu()).clone();
@@ -203,19 +229,19 @@ VariablePtr MultiWorkerMirroredStrategy::create_variable(const VariableSpec& spe
       throw;
     }
     for (const VariablePtr& c : v->components()) c->assign(value.to(c->device()));
-    // An optimizer slot (made beside a trainable variable, VariableSpec::colocate_with) changes
-    // only with that variable's all-reduced gradient: identically on every replica of every
-    // worker, so its copies never differ and a step-end mean would only move it (for ResNet-20
-    // with momentum: 272,762 values a step through the all-gather). It updates its local copy
-    // in a replica, as the deferred ones do, and is not averaged.
-    const bool slot = spec.colocate_with != nullptr && spec.colocate_with->trainable();
-    const bool mean = spec.aggregation == VariableAggregation::kMean && !spec.trainable;
-    const bool first = spec.aggregation == VariableAggregation::kOnlyFirstReplica;
-    if (mean || first) v->defer_aggregation_to_step_end();
-    if ((mean && !slot) || first) {
-      std::lock_guard<std::mutex> lock(state_vars_mutex_);
-      (mean ? step_end_means_ : step_end_first_replica_).push_back(v);
-    }
+  }
+  // An optimizer slot (made beside a trainable variable, VariableSpec::colocate_with) changes
+  // only with that variable's all-reduced gradient: identically on every replica of every
+  // worker, so its copies never differ and a step-end mean would only move it (for ResNet-20
+  // with momentum: 272,762 values a step through the all-gather). It updates its local copy
+  // in a replica, as the deferred ones do, and is not averaged.
+  const bool slot = spec.colocate_with != nullptr && spec.colocate_with->trainable();
+  const bool mean = spec.aggregation == VariableAggregation::kMean && !spec.trainable;
+  const bool first = spec.aggregation == VariableAggregation::kOnlyFirstReplica;
+  if (mean || first) v->defer_aggregation_to_step_end();
+  if ((mean && !slot) || first) {
+    std::lock_guard<std::mutex> lock(state_vars_mutex_);
+    (mean ? step_end_means_ : step_end_first_replica_).push_back(v);
   }
   return v;
 }
@@ -263,6 +289,8 @@ MultiWorkerMirroredStrategy::collect_step_state() {
   // exchange, so every worker sees the same flags after the same step (zero extra messages).
   parts.push_back(Tensor::from_vector<double>(
       {double(offset), double(TerminationSignalScope::pending())}));
+  // Elastic: the newest membership this worker has heard of, so that all re-form together.
+  if (elastic_) parts.push_back(Tensor::from_vector<double>({double(cluster_->generation_seen())}));
   state->row = (parts.size() == 1 ? parts[0] : concat(parts, 0)).to_vector<double>();
   return state;
 }
@@ -378,6 +406,12 @@ void MultiWorkerMirroredStrategy::apply_step_state(const StepStateRow& state,
   for (int w = 0; w < num_workers() && !request; ++w) {
     const double signal = values[size_t(w * width + at)];
     if (signal > 0 && signal < 256) request = TerminationRequest{int(signal), task_name(w)};
+  }
+  ++at;
+  if (elastic_) {
+    double newest = 0;
+    for (int w = 0; w < num_workers(); ++w) newest = std::max(newest, values[size_t(w * width + at)]);
+    if (uint64_t(newest) > cluster_->generation()) elastic_->reform_pending = true;
   }
   std::lock_guard<std::mutex> lock(termination_mutex_);
   termination_ = std::move(request);

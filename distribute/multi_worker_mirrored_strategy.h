@@ -20,6 +20,15 @@
 // worker that dies or is cut off (heartbeat_timeout_seconds), fails every worker with an error
 // naming the task and the operation. (Over NCCL only the set-up has that timeout: a GPU
 // collective ends when the coordination service reports a peer dead or failed, ncclCommAbort.)
+//
+// Elastic (CommunicationOptions().elastic(ElasticOptions().min_workers(2))): a worker lost
+// does not end the job. Each training step starts from a snapshot of this worker's state; when
+// a step fails because a member left, the survivors re-form without it, agree on the furthest
+// step any of them completed, take that worker's snapshot by broadcast (variables, optimizer
+// slots and iterations, metric sums, BatchNormalization statistics, the generator) and go on,
+// the global batch split over the workers left. A worker that joins is admitted at a step
+// boundary and receives the same, with fit's place (epoch, step, input position).
+// (multi_worker_mirrored_elastic.cc; docs/architecture.md "Elastic training".)
 #pragma once
 
 #include <memory>
@@ -36,6 +45,7 @@
 namespace strata::distribute {
 
 class MirroredVariable;
+class ReplicatedVariable;
 class SyncOnReadVariable;
 class WorkerCluster;
 
@@ -74,6 +84,28 @@ class MultiWorkerMirroredStrategy final : public Strategy {
   };
   StateExchangeCounts state_exchange_counts() const;
 
+  // ---- Elastic (CommunicationOptions::elastic) ----
+  bool elastic() const override { return elastic_ != nullptr; }
+  void enter_training_loop(const LoopPosition* position) override;
+  void leave_training_loop() override;
+  std::unique_ptr<DistributedIterator> distribute_input(BatchSource source,
+                                                        const InputOptions& options) override;
+  PerReplica run_step(const std::function<Tensor(const data::Element&)>& fn,
+                      const DistributedBatch& batch) override;
+  // What the elastic machinery did on this worker (tests, benchmarks): steps completed, groups
+  // re-formed, state synchronizations (each a broadcast from the furthest worker), and steps
+  // this worker took over done by another rather than ran (it was one step behind).
+  struct ElasticCounts {
+    int64_t completed_steps = 0;
+    int64_t reformations = 0;
+    int64_t synchronizations = 0;
+    int64_t steps_taken_over = 0;
+    // The current membership's generation, and the newest one this worker has heard of.
+    uint64_t generation = 0;
+    uint64_t generation_seen = 0;
+  };
+  ElasticCounts elastic_counts() const;
+
   const ClusterResolver& cluster_resolver() const { return *resolver_; }
   const CommunicationOptions& communication_options() const { return options_; }
   // "worker 1 (host:port)": a worker as errors name it.
@@ -93,6 +125,21 @@ class MultiWorkerMirroredStrategy final : public Strategy {
   // This worker's row of the exchange (and what it covers); then every worker's rows applied.
   std::shared_ptr<StepStateRow> collect_step_state();
   void apply_step_state(const StepStateRow& state, const std::vector<double>& values);
+
+  // ---- Elastic (multi_worker_mirrored_elastic.cc) ----
+  struct Elastic;
+  std::unique_ptr<Elastic> elastic_;  // null: not elastic
+  // Runs `step` (one attempt of a step with the current workers) until it completes, re-forming
+  // and synchronizing after a member left; false when the step was taken over from another
+  // worker (it had completed it) instead of run here.
+  bool run_elastic_step(const std::function<void()>& step);
+  // Re-forms the group (after a failure, or for a worker that joins) unless `reform` is false,
+  // then brings every member to the furthest member's snapshot; true when that covered the
+  // step this worker has in flight.
+  bool synchronize_members(bool reform);
+  void take_snapshot();
+  void load_snapshot(const std::vector<int64_t>& words, size_t state_words);
+  void track_for_elastic(std::shared_ptr<ReplicatedVariable> v);
 
   std::shared_ptr<ClusterResolver> resolver_;
   CommunicationOptions options_;

@@ -15,6 +15,8 @@
 #include "distribute/cluster/resolvers/cluster_roles.h"
 #include "distribute/cluster/resolvers/cluster_spec.h"
 #include "distribute/collectives/gloo/gloo_communicator.h"
+#include "distribute/elastic_group.h"
+#include "distribute/errors.h"
 #include "framework/core/error.h"
 
 namespace strata::distribute {
@@ -77,6 +79,10 @@ std::string local_gloo_host(const std::string& configured_host) {
 
 }  // namespace
 
+struct WorkerCluster::View {
+  ElasticGroup::View group;
+};
+
 std::unique_ptr<WorkerCluster> WorkerCluster::join(const ClusterResolver& resolver,
                                                    const CommunicationOptions& options,
                                                    const char* who) {
@@ -110,6 +116,17 @@ std::unique_ptr<WorkerCluster> WorkerCluster::join(const ClusterResolver& resolv
   coordination.heartbeat_interval = std::max(std::chrono::milliseconds(100),
                                              coordination.heartbeat_timeout / 10);
   coordination.register_timeout = millis(options.register_timeout_seconds_);
+  const int min_workers = options.elastic_.min_workers_;
+  if (min_workers > 0) {
+    if (min_workers > int(tasks.size())) {
+      throw ValueError(std::string(who) + ": ElasticOptions.min_workers is " +
+                       std::to_string(min_workers) + " but the cluster has only " +
+                       std::to_string(tasks.size()) + " chief and worker slots; list every slot "
+                       "the job may use in TF_CONFIG, or lower min_workers");
+    }
+    coordination.elastic_min_tasks = size_t(min_workers);
+    coordination.elastic_grace = millis(options.elastic_.start_grace_seconds_);
+  }
 
   const TaskAddress leader = coordinator_task(spec);
   const std::string service_address = spec.task_address(leader.type, leader.index);
@@ -133,15 +150,24 @@ std::unique_ptr<WorkerCluster> WorkerCluster::join(const ClusterResolver& resolv
   gloo.rank_name = [names = cluster->task_names_](int rank) { return names.at(size_t(rank)); };
   CoordinationClient* client = cluster->client_.get();
   gloo.diagnose = [client] { return client->posted_error().value_or(""); };
-  cluster->gloo_ = std::make_shared<GlooCommunicator>(*cluster->client_, cluster->worker_index_,
-                                                      int(tasks.size()), gloo);
+  WorkerCluster* self = cluster.get();
+  if (min_workers > 0) {
+    // The first membership holding this task: every slot, or the first min_workers after the
+    // grace period; a task joining a running job waits here until the others re-form.
+    cluster->group_ = std::make_unique<ElasticGroup>(*client, gloo);
+    auto view = std::make_shared<View>();
+    view->group = cluster->group_->form(0, coordination.register_timeout);
+    cluster->view_ = std::move(view);
+    cluster->watcher_ = std::thread([self] { self->watch_membership(); });
+  } else {
+    cluster->gloo_ = std::make_shared<GlooCommunicator>(*cluster->client_, cluster->worker_index_,
+                                                        int(tasks.size()), gloo);
+  }
   // A task the coordination service declares dead (or an error another task posts) fails the
   // collective this worker is waiting in at once, rather than after the collective timeout.
   // The hooks are the cluster's own (the client, and so this callback, goes before they do).
-  std::weak_ptr<GlooCommunicator> weak = cluster->gloo_;
-  WorkerCluster* self = cluster.get();
-  client->set_error_callback([weak, self](const std::string& error) {
-    if (auto g = weak.lock()) g->abort(error);
+  client->set_error_callback([self](const std::string& error) {
+    self->abort(error);
     std::lock_guard<std::mutex> lock(self->hooks_mutex_);
     for (const auto& [id, hook] : self->error_hooks_) hook(error);
   });
@@ -150,6 +176,14 @@ std::unique_ptr<WorkerCluster> WorkerCluster::join(const ClusterResolver& resolv
 }
 
 WorkerCluster::~WorkerCluster() {
+  if (watcher_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(view_mutex_);
+      watcher_stop_ = true;
+    }
+    watcher_wake_.notify_all();
+    watcher_.join();
+  }
   // Every worker leaves together, so the coordinator's service outlives every client's last
   // call; after a failure nobody waits for the others.
   if (client_ && !failed_ && known_error().empty()) {
@@ -163,11 +197,87 @@ WorkerCluster::~WorkerCluster() {
   // heartbeat still learns which task failed rather than only that the service is gone.
   if (service_ && (failed_ || !known_error().empty())) std::this_thread::sleep_for(linger_);
   gloo_.reset();
+  view_.reset();
+  group_.reset();
   client_.reset();
   service_.reset();
 }
 
-std::shared_ptr<Communicator> WorkerCluster::communicator() const { return gloo_; }
+std::shared_ptr<const WorkerCluster::View> WorkerCluster::view() const {
+  std::lock_guard<std::mutex> lock(view_mutex_);
+  return view_;
+}
+
+int WorkerCluster::num_workers() const {
+  if (auto v = view()) return int(v->group.members.size());
+  return int(task_names_.size());
+}
+
+int WorkerCluster::worker_index() const {
+  if (auto v = view()) return v->group.rank;
+  return worker_index_;
+}
+
+const std::string& WorkerCluster::task_name(int worker) const {
+  if (auto v = view()) return task_names_.at(size_t(v->group.members.at(size_t(worker))));
+  return task_names_.at(size_t(worker));
+}
+
+uint64_t WorkerCluster::generation() const {
+  auto v = view();
+  return v ? v->group.generation : 0;
+}
+
+uint64_t WorkerCluster::generation_seen() const {
+  return group_ ? client_->membership_generation_seen() : 0;
+}
+
+void WorkerCluster::reform(std::chrono::milliseconds timeout) {
+  STRATA_CHECK(group_ != nullptr);
+  auto next = std::make_shared<View>();
+  next->group = group_->form(generation(), timeout);
+  std::lock_guard<std::mutex> lock(view_mutex_);
+  view_ = std::move(next);
+}
+
+// Heartbeat replies carry the membership's generation; when one comes that has lost a member
+// of the current view, that view's collectives can never complete: abort them now rather than
+// after the collective timeout. (A generation that only adds a member aborts nothing: the
+// members re-form for it at a step boundary.)
+void WorkerCluster::watch_membership() {
+  uint64_t handled = 0;
+  std::unique_lock<std::mutex> lock(view_mutex_);
+  while (!watcher_stop_) {
+    watcher_wake_.wait_for(lock, std::chrono::milliseconds(50));
+    if (watcher_stop_) return;
+    const uint64_t seen = client_->membership_generation_seen();
+    std::shared_ptr<const View> v = view_;
+    if (seen <= handled || !v || seen <= v->group.generation) continue;
+    lock.unlock();
+    try {
+      const CoordinationClient::Membership m =
+          client_->membership_after(v->group.generation, std::chrono::milliseconds(2000));
+      handled = m.generation;
+      for (int member : v->group.members) {
+        if (!std::binary_search(m.members.begin(), m.members.end(), member)) {
+          v->group.communicator->abort(
+              task_names_.at(size_t(member)) + " left the job (the coordination service lost "
+              "its heartbeats; membership generation " + std::to_string(m.generation) +
+              "): the workers left re-form without it");
+          break;
+        }
+      }
+    } catch (const std::exception&) {
+      // The service is slow or gone: the next heartbeat (or the job's error) tells.
+    }
+    lock.lock();
+  }
+}
+
+std::shared_ptr<Communicator> WorkerCluster::communicator() const {
+  if (auto v = view()) return v->group.communicator;
+  return gloo_;
+}
 
 KeyValueStore& WorkerCluster::store() const { return *client_; }
 
@@ -184,6 +294,7 @@ void WorkerCluster::remove_error_hook(int id) {
 
 void WorkerCluster::abort(const std::string& reason) {
   if (gloo_) gloo_->abort(reason);
+  if (auto v = view()) v->group.communicator->abort(reason);
 }
 
 void WorkerCluster::report_error(const std::string& message) {

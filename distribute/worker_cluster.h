@@ -4,14 +4,23 @@
 // the Gloo communicator with one rank per worker (the chief is worker 0, the workers follow).
 //
 // Made by MultiWorkerMirroredStrategy; null for a cluster of a single training task.
+//
+// Elastic (CommunicationOptions::elastic): the tasks are slots and the workers are the current
+// membership of the coordination service (CoordinationOptions::elastic_min_tasks), a Gloo
+// communicator per generation (ElasticGroup). num_workers(), worker_index() and communicator()
+// are the current generation's; reform() moves to the next one. A member that leaves the
+// membership aborts the current communicator at once (a watcher reads the heartbeats), so no
+// collective waits for a dead worker.
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "distribute/cluster/coordination/key_value_store.h"
@@ -24,6 +33,7 @@ namespace strata::distribute {
 class CoordinationService;
 class CoordinationClient;
 class GlooCommunicator;
+class ElasticGroup;
 
 class WorkerCluster {
  public:
@@ -37,11 +47,23 @@ class WorkerCluster {
   WorkerCluster(const WorkerCluster&) = delete;
   WorkerCluster& operator=(const WorkerCluster&) = delete;
 
-  int num_workers() const { return int(task_names_.size()); }
-  int worker_index() const { return worker_index_; }
-  bool is_chief() const { return worker_index_ == 0; }
+  int num_workers() const;
+  int worker_index() const;
+  bool is_chief() const { return worker_index() == 0; }
   // "chief 0 (host:2222)", "worker 1 (host:2223)".
-  const std::string& task_name(int worker) const { return task_names_.at(size_t(worker)); }
+  const std::string& task_name(int worker) const;
+
+  // ---- Elastic jobs ----
+  bool elastic() const { return group_ != nullptr; }
+  // The slots (TF_CONFIG's chief and worker tasks): the most workers the job may have.
+  int num_slots() const { return int(task_names_.size()); }
+  // The current membership's generation (0 when not elastic), and the newest one this worker's
+  // heartbeats brought back: past generation(), the members changed.
+  uint64_t generation() const;
+  uint64_t generation_seen() const;
+  // The group of the next membership holding this worker, formed within `timeout`
+  // (CoordinationError naming the last failure after it, or at once when the job failed).
+  void reform(std::chrono::milliseconds timeout);
 
   // One rank per worker, this worker's rank worker_index().
   std::shared_ptr<Communicator> communicator() const;
@@ -72,6 +94,17 @@ class WorkerCluster {
   std::unique_ptr<CoordinationService> service_;
   std::unique_ptr<CoordinationClient> client_;
   std::shared_ptr<GlooCommunicator> gloo_;
+  // Elastic: the group, its current view (guarded by view_mutex_: the watcher reads it) and
+  // the watcher that aborts a view's communicator once one of its members has left.
+  struct View;
+  std::unique_ptr<ElasticGroup> group_;
+  mutable std::mutex view_mutex_;
+  std::shared_ptr<const View> view_;
+  std::thread watcher_;
+  std::condition_variable watcher_wake_;
+  bool watcher_stop_ = false;
+  void watch_membership();
+  std::shared_ptr<const View> view() const;
   std::mutex hooks_mutex_;
   int next_hook_ = 0;
   std::map<int, std::function<void(const std::string&)>> error_hooks_;

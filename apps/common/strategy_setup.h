@@ -59,6 +59,17 @@ inline void check_replica_flags(const std::string& strategy, int64_t num_cpu_rep
   }
 }
 
+// --elastic_min_workers: 0 (a lost worker ends the job) or, with multi_worker_mirrored, the
+// fewest workers an elastic job trains with (FlagError otherwise).
+using ElasticMinWorkersFlag = Ranged<int, 0, 100000>;
+inline void check_elastic_flag(const std::string& strategy, int64_t elastic_min_workers) {
+  if (elastic_min_workers > 0 && strategy != "multi_worker_mirrored") {
+    throw FlagError("--elastic_min_workers=" + std::to_string(elastic_min_workers) +
+                    " needs --distribution_strategy=multi_worker_mirrored (an elastic job goes on "
+                    "when its workers change; " + strategy + " is not one)");
+  }
+}
+
 // FlagError unless the evaluator task has --model_dir, where the chief writes the checkpoints it
 // evaluates.
 inline void check_evaluator_model_dir(const std::string& model_dir) {
@@ -95,10 +106,11 @@ inline strata::Device default_device_for(int64_t num_gpus) {
 // OneDeviceStrategy on /gpu:0 or /cpu:0 for "one_device"; Mirrored / CentralStorage over the
 // first `num_gpus` GPUs, or over `num_cpu_replicas` logical CPU devices when num_gpus is 0, for
 // "mirrored" / "central_storage" (cross_device_ops: Mirrored's, null for its default: NCCL on
-// GPUs).
+// GPUs). multi_worker_mirrored with elastic_min_workers > 0 is elastic (ElasticOptions).
 inline std::shared_ptr<strata::distribute::Strategy> make_strategy(
     const std::string& name, int num_cpu_replicas, int num_gpus,
-    std::shared_ptr<strata::distribute::CrossDeviceOps> cross_device_ops = nullptr) {
+    std::shared_ptr<strata::distribute::CrossDeviceOps> cross_device_ops = nullptr,
+    int elastic_min_workers = 0) {
   namespace distribute = strata::distribute;
   if (name == "off") return nullptr;
   if (name == "one_device") {
@@ -119,8 +131,11 @@ inline std::shared_ptr<strata::distribute::Strategy> make_strategy(
     if (std::getenv("TF_CONFIG") == nullptr && std::getenv("SLURM_PROCID") != nullptr) {
       resolver = std::make_shared<distribute::SlurmClusterResolver>();
     }
-    return std::make_shared<distribute::MultiWorkerMirroredStrategy>(
-        resolver, distribute::CommunicationOptions(), devices);
+    distribute::CommunicationOptions options;
+    if (elastic_min_workers > 0) {
+      options.elastic(distribute::ElasticOptions().min_workers(elastic_min_workers));
+    }
+    return std::make_shared<distribute::MultiWorkerMirroredStrategy>(resolver, options, devices);
   }
   return std::make_shared<distribute::MirroredStrategy>(devices, std::move(cross_device_ops));
 }
@@ -142,7 +157,11 @@ inline std::string describe_strategy(const strata::distribute::Strategy* strateg
       on_gpu = on_gpu || d.type == strata::DeviceType::kCUDA;
     }
   }
-  const int64_t per_replica = strata::distribute::InputContext{1, 0, n}.get_per_replica_batch_size(global_batch);
+  // An elastic job splits each global batch over the workers up at each step, evenly or not.
+  const bool elastic = strategy && strategy->elastic();
+  const int64_t per_replica =
+      elastic ? global_batch / n
+              : strata::distribute::InputContext{1, 0, n}.get_per_replica_batch_size(global_batch);
   std::string text = (strategy ? strategy->name() : std::string("off (no distribution strategy)")) + ", ";
   if (const auto* ps = dynamic_cast<const strata::distribute::ParameterServerStrategy*>(strategy)) {
     // "2 workers and 2 ps tasks (asynchronous); batch 128 per step on each worker"
@@ -162,7 +181,8 @@ inline std::string describe_strategy(const strata::distribute::Strategy* strateg
     text += std::to_string(n) + (n == 1 ? " replica (" : " replicas (") + devices + ")";
   }
   text += "; global batch " + std::to_string(global_batch) + ", " +
-          std::to_string(per_replica) + " per replica";
+          std::to_string(per_replica) + " per replica" +
+          (elastic ? std::string(" now (elastic: split over the workers up at each step)") : "");
   if (!on_gpu) {
     // This process's threads are shared by its own replicas only.
     const int local = strategy ? strategy->num_local_replicas() : 1;

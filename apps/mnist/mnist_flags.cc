@@ -61,6 +61,11 @@ ABSL_FLAG(apps::NumCpuReplicasFlag, num_cpu_replicas, 1,
           "With mirrored or central_storage: split the CPU into this many logical devices "
           "/cpu:0.. (1 to 256; each with its share of the threads), one replica on each; "
           "--batch_size must be a multiple of it.");
+ABSL_FLAG(apps::ElasticMinWorkersFlag, elastic_min_workers, 0,
+          "With multi_worker_mirrored: an elastic job. TF_CONFIG's chief and worker tasks are "
+          "slots; training goes on with whichever are up, at least this many (the chief "
+          "included): a worker lost leaves, one started in a free slot joins, each step keeps "
+          "--batch_size as the global batch. 0: a lost worker ends the job.");
 ABSL_FLAG(apps::NumGpusFlag, num_gpus, 0,
           "GPUs to use (0: the CPU). 1 with off/one_device trains on /gpu:0; N with mirrored runs "
           "one replica per GPU (NCCL all-reduce).");
@@ -95,10 +100,12 @@ Options parse_flags(int argc, char** argv, apps::ParseMode mode) {
   o.steps_per_epoch = absl::GetFlag(FLAGS_steps_per_epoch).value;
   o.num_cpu_replicas = absl::GetFlag(FLAGS_num_cpu_replicas).value;
   o.num_gpus = absl::GetFlag(FLAGS_num_gpus).value;
+  o.elastic_min_workers = absl::GetFlag(FLAGS_elastic_min_workers).value;
   o.backup_freq = absl::GetFlag(FLAGS_backup_freq).batches;
   o.seed = uint64_t(absl::GetFlag(FLAGS_seed).value);
   o.verbose = absl::GetFlag(FLAGS_verbose).value;
   apps::check_replica_flags(o.distribution_strategy, o.num_cpu_replicas, o.num_gpus);
+  apps::check_elastic_flag(o.distribution_strategy, o.elastic_min_workers);
   if (o.distribution_strategy == "parameter_server" && o.backup_freq > 0) {
     throw apps::FlagError("--backup_freq in batches needs batch-level callbacks, which "
                           "parameter_server does not run (steps run on the workers); back up "

@@ -15,6 +15,7 @@ struct Options {
   int64_t batch_size = 0;
   int64_t steps_per_epoch = 0;  // 0: the whole training set each epoch
   int num_cpu_replicas = 1, num_gpus = 0;
+  int elastic_min_workers = 0;  // 0: not elastic
   int64_t backup_freq = 0;      // batches between backups; 0: at each epoch end
   uint64_t seed = 0;
   int verbose = 1;

@@ -20,6 +20,7 @@ struct Options {
   int epochs_between_evals = 1;
   int64_t log_steps = 0;
   int num_cpu_replicas = 1, num_gpus = 0, num_packs = 1;
+  int elastic_min_workers = 0;  // 0: not elastic
   uint64_t seed = 0;
 };
 

@@ -191,7 +191,8 @@ static int run(int argc, char** argv) {
       evaluator          ? nullptr
       : parameter_server ? ps_task->strategy()
                          : apps::make_strategy(o.distribution_strategy, o.num_cpu_replicas,
-                                               o.num_gpus, cross_device_ops);
+                                               o.num_gpus, cross_device_ops,
+                                               o.elastic_min_workers);
   const bool chief = !strategy || strategy->should_checkpoint();
   if (!o.model_dir.empty() && !o.eval_only && multi_worker && chief && !evaluator) lock = claim();
   const Device off_device = apps::default_device_for(o.num_gpus);

@@ -8,6 +8,8 @@
 // Ports are free ones the system picks (or --port_base, --port_base + 1, ...); each task's output
 // lines come out prefixed with the task ("[worker 1] ..."); signals to the launcher go to every
 // task; the first task that fails stops the others and its exit status is the launcher's.
+// --max_restarts and --elastic_min_workers (torchrun's --max-restarts and --nnodes MIN:MAX) let
+// failed workers be started again, and the job go on without them (task_supervisor.h).
 //
 // Each job gets a fresh token (distribute/cluster/job_security.h), a random file only this user can
 // read, removed at exit, handed to every task as STRATA_JOB_TOKEN_FILE: no process outside the
@@ -31,6 +33,7 @@
 using CountFlag = apps::Ranged<int, 0, 1024>;
 using PortFlag = apps::Ranged<int, 0, 65535>;
 using SecondsFlag = apps::Ranged<int, 0, 3600>;
+using RestartsFlag = apps::Ranged<int, 0, 1000000>;
 
 ABSL_FLAG(CountFlag, workers, 1, "Worker tasks to start.");
 ABSL_FLAG(CountFlag, ps, 0,
@@ -48,6 +51,17 @@ ABSL_FLAG(PortFlag, port_base, 0,
 ABSL_FLAG(std::string, rpc_layer, "", "rpc_layer to put in TF_CONFIG (e.g. grpc); empty: none.");
 ABSL_FLAG(SecondsFlag, grace_seconds, 10,
           "Seconds the tasks get to stop after SIGTERM before SIGKILL.");
+ABSL_FLAG(RestartsFlag, max_restarts, 0,
+          "Times, over the whole job, a worker task that fails (non-zero exit, or killed by a "
+          "signal) is started again with the same command and TF_CONFIG (torchrun's "
+          "--max-restarts). Never the chief, nor worker 0 without --chief: that task hosts the "
+          "coordination service, and its failure ends the job. Without --elastic_min_workers "
+          "the program must take a worker back by itself (be elastic). 0: none.");
+ABSL_FLAG(CountFlag, elastic_min_workers, 0,
+          "Elastic job: a worker that fails stops nothing while at least this many training "
+          "tasks (chief and workers) still run; it is restarted while --max_restarts allow. "
+          "Start the program with the same --elastic_min_workers (strata-launch only manages the "
+          "processes). 0: not elastic, a failure that is not restarted ends the job.");
 ABSL_FLAG(bool, job_token, true,
           "Give the job a fresh random token (a 0600 file in a temporary folder, removed at "
           "exit) unless --job_token_file or STRATA_JOB_TOKEN_FILE names one; --nojob_token: "
@@ -65,7 +79,8 @@ int main(int argc, char** argv) {
     }
     apps::parse_command_line(split, argv,
                              "Starts the tasks of a multi-process job on this machine: "
-                             "strata-launch --workers N [--ps M] [--chief] -- PROGRAM ARGS...");
+                             "strata-launch --workers N [--ps M] [--chief] [--max_restarts R] "
+                             "[--elastic_min_workers M] -- PROGRAM ARGS...");
     std::vector<std::string> program(argv + std::min(split + 1, argc), argv + argc);
     if (program.empty()) {
       throw apps::FlagError("no program to launch: put it after '--', e.g. strata-launch "
@@ -94,6 +109,23 @@ int main(int argc, char** argv) {
     }
     launch::SuperviseOptions options;
     options.grace_seconds = absl::GetFlag(FLAGS_grace_seconds).value;
+    options.max_restarts = absl::GetFlag(FLAGS_max_restarts).value;
+    options.elastic_min_workers = absl::GetFlag(FLAGS_elastic_min_workers).value;
+    const int training = plan.workers + (plan.chief ? 1 : 0);
+    if (options.elastic_min_workers > training) {
+      throw apps::FlagError("--elastic_min_workers " + std::to_string(options.elastic_min_workers) +
+                            " is more than the job's " + std::to_string(training) +
+                            " training tasks (chief and workers), so it could never run: give "
+                            "at most " + std::to_string(training) + ", or more --workers");
+    }
+    // The leader (the chief, else worker 0) is never restarted: some other worker must be.
+    if (options.max_restarts > 0 && training < 2) {
+      throw apps::FlagError("--max_restarts " + std::to_string(options.max_restarts) +
+                            " has no task to restart: only workers are restarted, never the " +
+                            (plan.chief ? "chief" : "leader (worker 0 without --chief)") +
+                            ", which hosts the coordination service; add --workers, or drop "
+                            "--max_restarts");
+    }
     // The job's token and TLS files, checked here once rather than by every task.
     namespace distribute = strata::distribute;
     distribute::JobSecurity security = apps::job_security_from_flags();

@@ -148,10 +148,12 @@ int shell_status(int wait_status) {
   return 1;
 }
 
+// "exited with status 3", "was killed by signal 9 (SIGKILL)".
 std::string describe(int status) {
-  return status > 128 ? "was killed by signal " + std::to_string(status - 128) + " (" +
-                            strsignal(status - 128) + ")"
-                      : "exited with status " + std::to_string(status);
+  if (status <= 128) return "exited with status " + std::to_string(status);
+  const char* abbrev = sigabbrev_np(status - 128);
+  return "was killed by signal " + std::to_string(status - 128) + " (" +
+         (abbrev ? "SIG" + std::string(abbrev) : std::string(strsignal(status - 128))) + ")";
 }
 
 }  // namespace
@@ -187,6 +189,54 @@ int supervise(const std::vector<TaskPlan>& plans, const std::vector<std::string>
     }
   };
 
+  // A failed task: a worker is restarted while restarts are left, or, in an elastic job, let
+  // go while enough training tasks run; any other failure stops the job with its status.
+  const TaskPlan* leader = nullptr;  // hosts the coordination service: the chief, else worker 0
+  for (const TaskPlan& p : plans) {
+    if (!leader && !p.serves) leader = &p;
+  }
+  int restarts = 0;
+  const auto fail_job = [&](int status, const std::string& why) {
+    result = status;
+    note(why + "; stopping the other tasks");
+    stop_all();
+  };
+  const auto on_failure = [&](Task& t, int status) {
+    const std::string ended = t.plan->label() + " " + describe(status);
+    if (t.plan->type != "worker" || t.plan == leader) return fail_job(status, ended);
+    const int min = options.elastic_min_workers;
+    int running = 0;
+    for (const Task& u : tasks) running += u.running && !u.plan->serves;
+    if (min > 0 && running < min) {
+      return fail_job(status, ended + "; " + std::to_string(running) +
+                                  " training tasks still run, fewer than --elastic_min_workers " +
+                                  std::to_string(min));
+    }
+    if (restarts < options.max_restarts) {
+      ++restarts;
+      note(ended + "; restarting it (restart " + std::to_string(restarts) + " of " +
+           std::to_string(options.max_restarts) + ")");
+      // What the failed run wrote comes out first, under the same prefix as the new run's.
+      for (Stream* s : {&t.out, &t.err}) {
+        if (s->fd >= 0) s->drain_and_close(t.prefix());
+      }
+      try {
+        start(t, program, options.environment);
+      } catch (const strata::IOError& e) {
+        fail_job(status, "cannot restart " + t.plan->label() + ": " + e.what());
+      }
+      return;
+    }
+    const std::string used_up =
+        options.max_restarts > 0 ? "; the job's restarts are used up (" + std::to_string(restarts) +
+                                       " of --max_restarts " +
+                                       std::to_string(options.max_restarts) + ")"
+                                 : "";
+    if (min == 0) return fail_job(status, ended + used_up);
+    note(ended + used_up + "; the job goes on without it: " + std::to_string(running) +
+         " training tasks still run, at least --elastic_min_workers " + std::to_string(min));
+  };
+
   try {
     for (Task& t : tasks) start(t, program, options.environment);
   } catch (...) {
@@ -207,11 +257,8 @@ int supervise(const std::vector<TaskPlan>& plans, const std::vector<std::string>
         if (t.pid != pid || !t.running) continue;
         t.running = false;
         const int status = shell_status(ws);
-        if (status != 0 && !result && !kill_at) {
-          result = status;
-          note(t.plan->label() + " " + describe(status) + "; stopping the other tasks");
-          stop_all();
-        }
+        // Once the job is stopping, a failure is the stop's doing: nothing restarts.
+        if (status != 0 && !result && !kill_at) on_failure(t, status);
       }
     }
     // Training done: stop the servers.

@@ -38,6 +38,9 @@ struct ResumePoint {
   int64_t step = 0;
   DataPosition data;
   GeneratorState rng;
+  // Resume inside the pass `data` describes even at step 0 (a worker joining an elastic job
+  // mid-epoch), rather than starting the epoch's pass afresh.
+  bool mid_pass = false;
 };
 
 }  // namespace strata

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "framework/core/tensor.h"
@@ -24,6 +25,10 @@ struct DistributedBatch {
   std::vector<double> fractions;
   std::vector<int64_t> sizes;  // real samples per replica (0 for a stand-in)
   int64_t global_size = 0;
+  // An elastic strategy's batches keep the global batch they were split from and the worker
+  // membership they were split for: when the workers change, the step splits it again.
+  std::shared_ptr<const data::Element> global;
+  uint64_t split_for = 0;
 };
 
 // What distribute_datasets_from_function() hands the user's function (tf.distribute.InputContext).

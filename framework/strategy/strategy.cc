@@ -339,7 +339,15 @@ DistributedDataset Strategy::experimental_distribute_dataset(const data::Dataset
   // Each worker reads its own files (kFile, and kAuto's choice for a pipeline that reads
   // files), or its own dataset as it is (kOff); its batches are its part of the global batch.
   std::optional<data::Dataset> own;
-  if (num_workers() > 1 && (policy == AutoShardPolicy::kFile || policy == AutoShardPolicy::kAuto)) {
+  if (elastic() && (policy == AutoShardPolicy::kFile || policy == AutoShardPolicy::kOff)) {
+    throw ValueError(name() + "." + who + ": " + auto_shard_policy_name(policy) + " gives each "
+                     "worker input of its own, but this job is elastic: its workers change, and "
+                     "each global batch is split over the workers there are at each step; use "
+                     "AutoShardPolicy::kData or kAuto (which divide an elastic job's input by "
+                     "data)");
+  }
+  if (num_workers() > 1 && !elastic() &&
+      (policy == AutoShardPolicy::kFile || policy == AutoShardPolicy::kAuto)) {
     own = data::shard_by_file(dataset, num_workers(), worker_index(), name() + "." + who);
     if (!own && policy == AutoShardPolicy::kFile) {
       throw ValueError(name() + "." + who + ": AutoShardPolicy::kFile divides a dataset's files "
@@ -370,6 +378,12 @@ DistributedDataset Strategy::experimental_distribute_dataset(const data::Dataset
 DistributedDataset Strategy::distribute_datasets_from_function(
     const std::function<data::Dataset(const InputContext&)>& fn) {
   if (!fn) throw ValueError(name() + ".distribute_datasets_from_function: the function is empty");
+  if (elastic()) {
+    throw ValueError(name() + ".distribute_datasets_from_function: each worker's dataset is made "
+                     "once for a fixed worker count, but this job is elastic (its workers "
+                     "change); use experimental_distribute_dataset or fit with the global "
+                     "batch, which each step splits over the workers there are");
+  }
   data::Dataset dataset = fn(input_context());
   std::vector<Device> devices = worker_devices();
   const int workers = num_workers();

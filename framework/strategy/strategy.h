@@ -179,6 +179,27 @@ class Strategy : public std::enable_shared_from_this<Strategy> {
   };
   virtual TerminationRequest termination_request() const;
 
+  // ---- Elastic training (MultiWorkerMirroredStrategy with CommunicationOptions::elastic) ----
+  // Whether workers may leave and join while the job runs. The input is then divided by data
+  // (each worker's part of every global batch, split again when the workers change), never by
+  // file, since a worker's files would leave with it.
+  virtual bool elastic() const { return false; }
+  // A training loop's place as words: what a worker that joins a running elastic job takes over
+  // besides the variables (fit: the epoch, the step, the input position). `save` describes the
+  // training step in flight (its batch drawn, not done) and returns nothing outside training
+  // steps (validation), where nobody can join; `restore` puts the loop there before its first
+  // step.
+  struct LoopPosition {
+    std::function<std::vector<int64_t>()> save;
+    std::function<void(const std::vector<int64_t>&)> restore;
+  };
+  // fit calls enter_training_loop once its state is built, before its first step, and
+  // leave_training_loop when it ends (`position` lives until then). An elastic strategy then
+  // brings a worker that joins a running job to the job's state, the loop's place included.
+  // Others: nothing.
+  virtual void enter_training_loop(const LoopPosition* /*position*/) {}
+  virtual void leave_training_loop() {}
+
   // True only for the default strategy (no scope entered).
   virtual bool is_default() const { return false; }
   // A strategy whose training steps run in other processes (ParameterServerStrategy) returns

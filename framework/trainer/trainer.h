@@ -80,6 +80,8 @@ class Trainer {
   Logs run_one_batch(const data::Element& batch, bool reset_metrics, bool training);
 
   Model& model_;
+  // Whether a training step is running (an elastic strategy's LoopPosition reads it).
+  bool step_in_flight_ = false;
 };
 
 }  // namespace strata

@@ -92,7 +92,7 @@ std::string class_name_of(const Callback& callback) {
 // dataset is divided by data (distribute_input keeps each worker's part of every global batch).
 std::unique_ptr<EpochIterator> dataset_epochs(const data::Dataset& dataset, int64_t steps,
                                               const char* method, const distribute::Strategy& s) {
-  if (s.num_workers() > 1) {
+  if (s.num_workers() > 1 && !s.elastic()) {
     if (std::optional<data::Dataset> own = data::shard_by_file(
             dataset, s.num_workers(), s.worker_index(), std::string("Model.") + method)) {
       auto it = std::make_unique<EpochIterator>(*own, steps, method);
@@ -124,6 +124,53 @@ std::string fit_advice(const distribute::Strategy& s) {
                "to resume; without such a callback, nothing was saved"
              : "callbacks saved what they save on preemption: with BackupAndRestore, run the "
                "same command again to resume; without such a callback, nothing was saved";
+}
+
+// fit's place for an elastic strategy (Strategy::LoopPosition): the epoch, the batches done in
+// it and the input position before the training step in flight (`in_flight`), as words; a
+// worker that joins restores it as a resume point inside that pass.
+distribute::Strategy::LoopPosition loop_position(Model& m, const EpochIterator& train,
+                                                 const TrainingProgress& progress,
+                                                 const bool& in_flight) {
+  distribute::Strategy::LoopPosition position;
+  position.save = [&train, &progress, &in_flight]() -> std::vector<int64_t> {
+    if (!in_flight) return {};
+    const DataPosition p = train.position();
+    std::vector<int64_t> words{progress.epoch, progress.step, p.consumed - 1, p.spans_epochs,
+                               int64_t(p.pass_rng.seed), int64_t(p.pass_rng.offset)};
+    for (const std::vector<uint64_t>* state : {&p.pipeline_at_pass_start, &p.pipeline_now}) {
+      words.push_back(int64_t(state->size()));
+      for (uint64_t v : *state) words.push_back(int64_t(v));
+    }
+    return words;
+  };
+  position.restore = [&m](const std::vector<int64_t>& words) {
+    size_t at = 0;
+    auto next = [&]() -> int64_t {
+      if (at >= words.size()) {
+        throw StateError("Model.fit: the elastic job's loop position is truncated (" +
+                         std::to_string(words.size()) + " words); every worker must run the "
+                         "same program");
+      }
+      return words[at++];
+    };
+    ResumePoint point;
+    point.epoch = int(next());
+    point.step = next();
+    point.data.consumed = next();
+    point.data.spans_epochs = next() != 0;
+    point.data.pass_rng.seed = uint64_t(next());
+    point.data.pass_rng.offset = uint64_t(next());
+    for (std::vector<uint64_t>* state : {&point.data.pipeline_at_pass_start, &point.data.pipeline_now}) {
+      const int64_t n = next();
+      if (n < 0 || n > int64_t(words.size())) next();  // throws: a length past the words
+      for (int64_t i = 0; i < n; ++i) state->push_back(uint64_t(next()));
+    }
+    point.rng = get_generator_state();  // the job's, as the strategy just set it
+    point.mid_pass = true;
+    m.resume_at(point);
+  };
+  return position;
 }
 
 }  // namespace
@@ -193,7 +240,7 @@ void Trainer::begin_epoch(EpochIterator& train, int epoch, const ResumePoint* re
   Model& m = model_;
   m.progress_.epoch = epoch;
   m.progress_.step = 0;
-  if (resume && (resume->step > 0 || resume->data.spans_epochs)) {
+  if (resume && (resume->step > 0 || resume->data.spans_epochs || resume->mid_pass)) {
     // Remake the pass the backup was in and skip what it had consumed; then the generator
     // continues from where it was after the backup's last step (dropout masks, ...).
     train.begin_epoch_at(resume->data, resume->step);
@@ -222,7 +269,14 @@ int Trainer::run_epoch_steps(distribute::DistributedIterator& input, int64_t ste
     // Keras runs steps_per_execution steps between batch callbacks.
     const bool report = (step + 1) % every == 0 || step + 1 == steps;
     if (step % every == 0) callbacks.on_train_batch_begin(step, Logs());
-    s.run_step(train_step, *batch);
+    {
+      struct InFlight {
+        bool& flag;
+        ~InFlight() { flag = false; }
+      } in_flight{step_in_flight_};
+      step_in_flight_ = true;
+      s.run_step(train_step, *batch);
+    }
     m.progress_.step = step + 1;
     if (report) {
       // Read from the device only if a callback looks (logs.h).
@@ -268,10 +322,19 @@ History Trainer::run_fit(EpochIterator& train, EpochIterator* validation, const 
   } forget_data{m.fit_data_};
   build_state([&train] { return train.peek(); }, /*training=*/true);
   callbacks.on_train_begin(Logs());
+  // An elastic strategy brings a worker that joins a running job to its state and place (a
+  // resume point, as a backup would).
+  distribute::Strategy& s = strategy();
+  const distribute::Strategy::LoopPosition position =
+      loop_position(m, train, m.progress_, step_in_flight_);
+  s.enter_training_loop(&position);
+  struct LeaveLoop {
+    distribute::Strategy& s;
+    ~LeaveLoop() { s.leave_training_loop(); }
+  } leave_loop{s};
   // A callback (BackupAndRestore) may have asked to resume from a backup.
   std::optional<ResumePoint> resume = std::exchange(m.resume_point_, std::nullopt);
   const int first_epoch = resume ? std::max(o.initial_epoch_, resume->epoch) : o.initial_epoch_;
-  distribute::Strategy& s = strategy();
   OnModelDevice device(m);
   auto input = s.distribute_input([&train] { return train.next(); },
                                   {train.batch_size(), "Model.fit", train.worker_batches()});

@@ -1,0 +1,329 @@
+// MultiWorkerMirroredStrategy's elastic steps (CommunicationOptions::elastic): a training step
+// that fails because a worker left is run again by the workers left, from the furthest state
+// any of them reached; a worker that joins is brought to that state at a step boundary.
+//
+// Why a snapshot per step: a step that fails part-way has already changed some state on the
+// worker running it (its metric sums, or its variables when only the step's last exchange
+// failed), and one survivor may have completed the step another did not (a collective can
+// complete on some ranks and fail on others). Each worker therefore keeps its state as of the
+// start of its step in flight; after re-forming, the members agree on the furthest completed
+// step and every member loads the snapshot of a worker that reached it. That snapshot is a
+// state every survivor would have reached: steps are synchronous, so no worker is more than
+// one step ahead of another.
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <string>
+
+#include "distribute/cluster/coordination/coordination_client.h"
+#include "distribute/errors.h"
+#include "distribute/multi_worker_mirrored_elastic.h"
+#include "distribute/variables/replicated_variable.h"
+#include "distribute/worker_cluster.h"
+#include "framework/autograd/grad_mode.h"
+#include "framework/core/random.h"
+#include "framework/ops/creation.h"
+#include "framework/strategy/batch_split.h"
+
+namespace strata::distribute {
+namespace {
+
+constexpr const char* kElasticWho = "MultiWorkerMirroredStrategy (elastic)";
+
+int64_t bits_of(double v) {
+  int64_t w;
+  std::memcpy(&w, &v, sizeof w);
+  return w;
+}
+
+double double_of(int64_t w) {
+  double v;
+  std::memcpy(&v, &w, sizeof v);
+  return v;
+}
+
+// Whether a step failed the way a worker leaving makes it fail (a collective that could not
+// complete), rather than with the program's own error, which every worker meets alike.
+bool is_collective_failure(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const CoordinationError&) {
+    return true;
+  } catch (const CollectiveError&) {
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+std::string message_of(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "an unknown error";
+  }
+}
+
+// Splits each global batch for the current members (input_context()), keeping it so that a
+// step run again after the members changed can split it anew.
+class ElasticSplittingIterator final : public DistributedIterator {
+ public:
+  ElasticSplittingIterator(Strategy* strategy, BatchSource source, const char* who,
+                           std::function<uint64_t()> generation)
+      : strategy_(strategy), source_(std::move(source)), who_(who),
+        generation_(std::move(generation)) {}
+  std::optional<DistributedBatch> next() override {
+    std::optional<data::Element> batch = source_();
+    if (!batch) return std::nullopt;
+    auto global = std::make_shared<const data::Element>(std::move(*batch));
+    // Split as evenly as it goes (-1): the global batch need not divide by every worker count
+    // the job passes through; each replica's fraction keeps the step's mathematics.
+    DistributedBatch out = strategy_->split_batch(*global, -1, who_);
+    out.global = std::move(global);
+    out.split_for = generation_();
+    return out;
+  }
+
+ private:
+  Strategy* strategy_;
+  BatchSource source_;
+  const char* who_;
+  std::function<uint64_t()> generation_;
+};
+
+}  // namespace
+
+void MultiWorkerMirroredStrategy::track_for_elastic(std::shared_ptr<ReplicatedVariable> v) {
+  std::lock_guard<std::mutex> lock(elastic_->variables_mutex);
+  elastic_->variables.push_back(std::move(v));
+}
+
+MultiWorkerMirroredStrategy::ElasticCounts MultiWorkerMirroredStrategy::elastic_counts() const {
+  if (!elastic_) return ElasticCounts{};
+  ElasticCounts counts = elastic_->counts;
+  counts.generation = cluster_->generation();
+  counts.generation_seen = cluster_->generation_seen();
+  return counts;
+}
+
+namespace {
+
+std::vector<std::shared_ptr<ReplicatedVariable>> live_variables(
+    std::mutex& mutex, std::vector<std::weak_ptr<ReplicatedVariable>>& variables) {
+  std::lock_guard<std::mutex> lock(mutex);
+  std::vector<std::shared_ptr<ReplicatedVariable>> live;
+  std::vector<std::weak_ptr<ReplicatedVariable>> kept;
+  for (const auto& weak : variables) {
+    if (auto v = weak.lock()) {
+      live.push_back(v);
+      kept.push_back(weak);
+    }
+  }
+  variables = std::move(kept);
+  return live;
+}
+
+}  // namespace
+
+void MultiWorkerMirroredStrategy::take_snapshot() {
+  Elastic& e = *elastic_;
+  e.snapshot.clear();
+  NoGradGuard no_grad;
+  for (const auto& v : live_variables(e.variables_mutex, e.variables)) {
+    // The cross-replica value: a mirrored variable's copy (equal between steps), a metric's
+    // sum over every worker.
+    for (double x : v->value().to(Device::cpu()).cast(DType::kFloat64).to_vector<double>()) {
+      e.snapshot.push_back(bits_of(x));
+    }
+  }
+  const GeneratorState generator = get_generator_state();
+  e.snapshot.push_back(int64_t(generator.seed));
+  e.snapshot.push_back(int64_t(generator.offset));
+  e.snapshot_position = e.position ? e.position->save() : std::vector<int64_t>();
+}
+
+void MultiWorkerMirroredStrategy::load_snapshot(const std::vector<int64_t>& words,
+                                                size_t state_words) {
+  Elastic& e = *elastic_;
+  NoGradGuard no_grad;
+  const int workers = num_workers();
+  const int local = replicas_->size();
+  size_t at = 0;
+  for (const auto& v : live_variables(e.variables_mutex, e.variables)) {
+    const int64_t n = v->shape().numel();
+    STRATA_CHECK(at + size_t(n) + 2 <= state_words);  // the sizes were agreed before
+    std::vector<double> values(static_cast<size_t>(n));
+    for (int64_t k = 0; k < n; ++k) values[size_t(k)] = double_of(words[at + size_t(k)]);
+    at += size_t(n);
+    const Tensor value = Tensor::from_vector<double>(values, v->shape()).cast(v->dtype());
+    auto* metric = dynamic_cast<SyncOnReadVariable*>(v.get());
+    if (metric != nullptr && metric->aggregation() == VariableAggregation::kSum) {
+      // The job's sum: held by worker 0's first copy, seen by the others as theirs to add, so
+      // the next step's exchange adds only what the steps add.
+      if (worker_index() == 0) {
+        metric->assign(value);
+      } else {
+        metric->assign(zeros_like(value));
+        metric->set_other_workers(value, (workers - 1) * local);
+      }
+    } else {
+      v->assign(value);  // outside a replica: every copy
+    }
+  }
+  set_generator_state(GeneratorState{uint64_t(words[at]), uint64_t(words[at + 1])});
+}
+
+bool MultiWorkerMirroredStrategy::synchronize_members(bool reform) {
+  Elastic& e = *elastic_;
+  const auto timeout = std::chrono::milliseconds(int64_t(options_.timeout_seconds_ * 1000.0));
+  const bool in_flight = e.in_step;   // the step this worker has in flight: completed + 1
+  for (;;) {
+    if (reform) {
+      cluster_->reform(timeout);  // CoordinationError after the timeout, or once the job failed
+      ++e.counts.reformations;
+    }
+    reform = true;  // a member lost during what follows: the next generation
+    const int n = replicas_->size();
+    replicas_->remake_group(ReplicaIds{worker_index() * n, num_workers() * n});
+    e.reform_pending = false;
+    try {
+      std::shared_ptr<Communicator> comm = cluster_->communicator();
+      // Each member: the steps it completed (-1: it holds no state of the job yet) and the
+      // sizes of its snapshot. The furthest holds the job's state (the lowest rank, the chief,
+      // among equals: at the start, the chief's initial values, as TensorFlow's).
+      const std::vector<int64_t> all =
+          comm->all_gather(Tensor::from_vector<int64_t>(
+                               {e.synced ? e.completed : -1, int64_t(e.snapshot.size()),
+                                int64_t(e.snapshot_position.size())}))
+              .to_vector<int64_t>();
+      const int workers = num_workers();
+      int source = 0;
+      for (int w = 1; w < workers; ++w) {
+        if (all[size_t(3 * w)] > all[size_t(3 * source)]) source = w;
+      }
+      for (int w = 0; w < workers; ++w) {
+        if (all[size_t(3 * w + 1)] != all[size_t(3 * source + 1)]) {
+          throw ValueError(std::string(kElasticWho) + ": the workers' models differ: " +
+                           task_name(w) + " holds " + std::to_string(all[size_t(3 * w + 1)] - 2) +
+                           " variable values, " + task_name(source) + " holds " +
+                           std::to_string(all[size_t(3 * source + 1)] - 2) +
+                           "; every worker of an elastic job must run the same program and "
+                           "build the same model before its first step");
+        }
+      }
+      const size_t state_words = size_t(all[size_t(3 * source + 1)]);
+      const size_t position_words = size_t(all[size_t(3 * source + 2)]);
+      std::vector<int64_t> words;
+      if (worker_index() == source) {
+        words = e.snapshot;
+        words.insert(words.end(), e.snapshot_position.begin(), e.snapshot_position.end());
+      } else {
+        words.assign(state_words + position_words, 0);
+      }
+      Tensor payload = Tensor::from_vector<int64_t>(words);
+      comm->broadcast(payload, source);
+      words = payload.to_vector<int64_t>();
+      const int64_t source_completed = std::max<int64_t>(all[size_t(3 * source)], 0);
+      const bool joins_running_job = !e.synced && source_completed > 0;
+      const bool taken_over = in_flight && e.synced && source_completed > e.completed;
+      load_snapshot(words, state_words);
+      e.completed = source_completed;
+      e.synced = true;
+      ++e.counts.synchronizations;
+      if (taken_over) ++e.counts.steps_taken_over;
+      if (joins_running_job && e.position && position_words > 0) {
+        e.position->restore(std::vector<int64_t>(words.begin() + std::ptrdiff_t(state_words),
+                                                 words.end()));
+      }
+      return taken_over;
+    } catch (...) {
+      const std::exception_ptr error = std::current_exception();
+      if (!is_collective_failure(error) || !cluster_->known_error().empty()) {
+        cluster_->report_error(task_name(worker_index()) + " failed: " + message_of(error));
+        throw;
+      }
+      // A member left during the synchronization: the next generation, without it.
+    }
+  }
+}
+
+bool MultiWorkerMirroredStrategy::run_elastic_step(const std::function<void()>& step) {
+  Elastic& e = *elastic_;
+  take_snapshot();
+  // Workers join only at a training step's boundary (fit's validation has no place to join
+  // at; a custom loop's steps are all training steps).
+  const bool training = e.position == nullptr || !e.snapshot_position.empty();
+  if (!e.synced || (e.reform_pending && training)) {
+    synchronize_members(/*reform=*/e.synced);
+    take_snapshot();
+  }
+  for (;;) {
+    e.in_step = true;
+    try {
+      step();
+      e.in_step = false;
+      ++e.completed;
+      ++e.counts.completed_steps;
+      return true;
+    } catch (...) {
+      const std::exception_ptr error = std::current_exception();
+      if (!is_collective_failure(error) || !cluster_->known_error().empty() || !training) {
+        e.in_step = false;
+        std::string why = message_of(error);
+        if (!training && is_collective_failure(error)) {
+          why += " (during fit's validation, which is not elastic yet: the job ends; "
+                 "validate with the side-car evaluator instead)";
+        }
+        cluster_->report_error(task_name(worker_index()) + " failed: " + why);
+        std::rethrow_exception(error);
+      }
+      const bool taken_over = synchronize_members(/*reform=*/true);
+      e.in_step = false;
+      if (taken_over) return false;
+      take_snapshot();
+    }
+  }
+}
+
+PerReplica MultiWorkerMirroredStrategy::run_step(
+    const std::function<Tensor(const data::Element&)>& fn, const DistributedBatch& batch) {
+  if (!elastic_ || elastic_->in_step) return Strategy::run_step(fn, batch);
+  PerReplica out;
+  const bool ran = run_elastic_step([&] {
+    if (batch.global && batch.split_for != cluster_->generation()) {
+      // The workers changed since the batch was split: this worker's part of it now.
+      DistributedBatch again = split_batch(*batch.global, -1, "Model.fit");
+      out = Strategy::run_step(fn, again);
+    } else {
+      out = Strategy::run_step(fn, batch);
+    }
+  });
+  // A step another worker completed for this one returns no per-replica values.
+  if (!ran) out.values.assign(size_t(num_local_replicas()), Tensor());
+  return out;
+}
+
+std::unique_ptr<DistributedIterator> MultiWorkerMirroredStrategy::distribute_input(
+    BatchSource source, const InputOptions& options) {
+  if (!elastic_) return Strategy::distribute_input(std::move(source), options);
+  WorkerCluster* cluster = cluster_.get();
+  return std::make_unique<ElasticSplittingIterator>(
+      this, std::move(source), options.who, [cluster] { return cluster->generation(); });
+}
+
+void MultiWorkerMirroredStrategy::enter_training_loop(const LoopPosition* position) {
+  if (!elastic_) return;
+  elastic_->position = position;
+  if (!elastic_->synced) {
+    take_snapshot();
+    synchronize_members(/*reform=*/false);
+  }
+}
+
+void MultiWorkerMirroredStrategy::leave_training_loop() {
+  if (elastic_) elastic_->position = nullptr;
+}
+
+}  // namespace strata::distribute

@@ -1,0 +1,37 @@
+// Internal: what an elastic MultiWorkerMirroredStrategy keeps between steps (its member
+// functions are in multi_worker_mirrored_elastic.cc).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "distribute/multi_worker_mirrored_strategy.h"
+
+namespace strata::distribute {
+
+struct MultiWorkerMirroredStrategy::Elastic {
+  // Every variable the strategy made, in creation order (the same on every worker running the
+  // same program): what a synchronization carries.
+  std::mutex variables_mutex;
+  std::vector<std::weak_ptr<ReplicatedVariable>> variables;
+  // Whether this worker holds the job's state (false until its first synchronization).
+  bool synced = false;
+  // Steps this worker completed (the job's count once synchronized).
+  int64_t completed = 0;
+  // Set by a step's state exchange when some worker has heard of a newer membership: every
+  // worker re-forms before the next training step (they all read the same exchange).
+  bool reform_pending = false;
+  // Inside run_elastic_step: the inner run_replicas call runs once, without retrying.
+  bool in_step = false;
+  // fit's place while it runs (enter_training_loop), else null.
+  const LoopPosition* position = nullptr;
+  // This worker's state at the start of the step in flight: the variables' values (float64
+  // bits) and the generator, then fit's place (empty outside fit's training steps).
+  std::vector<int64_t> snapshot;
+  std::vector<int64_t> snapshot_position;
+  ElasticCounts counts;
+};
+
+}  // namespace strata::distribute

@@ -1,0 +1,252 @@
+// Elastic MultiWorkerMirroredStrategy (CommunicationOptions::elastic) across real processes on
+// loopback: workers killed (SIGKILL) mid-epoch and workers joining a running job. Each worker
+// is this test binary started again (worker_processes.h) running ElasticTrainingChild.Run; the
+// survivors' (and joiners') final weights must equal one process training on the same global
+// batches, since an elastic job keeps the global batch whatever the worker count.
+#include <signal.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "distribute/multi_worker_mirrored_strategy.h"
+#include "support/test_helpers.h"
+#include "tests/distribute/distribute_test_utils.h"
+#include "tests/distribute/worker_processes.h"
+
+namespace strata::testing {
+namespace {
+
+constexpr const char* kScenario = "STRATA_TEST_ELASTIC_SCENARIO";
+constexpr const char* kOut = "STRATA_TEST_ELASTIC_OUT";
+constexpr const char* kKillAt = "STRATA_TEST_ELASTIC_KILL_AT";     // "<epoch>:<batch>"
+constexpr const char* kWaitJoinAt = "STRATA_TEST_ELASTIC_WAIT_AT"; // "<epoch>:<batch>"
+constexpr const char* kChildTest = "ElasticTrainingChild.Run";
+
+// 96 samples in global batches of 24 (divisible by 3 workers and by 2), 3 epochs: 12 steps.
+constexpr int64_t kSamples = 96, kBatch = 24;
+constexpr int kEpochs = 3;
+
+// SIGKILL (a machine that dies, no cleanup) as batch `batch` of epoch `epoch` begins: the other
+// workers are then in that step's collectives, or about to be.
+class KillAt final : public Callback {
+ public:
+  KillAt(int epoch, int batch) : epoch_(epoch), batch_(batch) {}
+  void on_epoch_begin(int epoch, const Logs&) override { epoch_now_ = epoch; }
+  void on_train_batch_begin(int batch, const Logs&) override {
+    if (epoch_now_ == epoch_ && batch == batch_) raise(SIGKILL);
+  }
+
+ private:
+  int epoch_, batch_, epoch_now_ = -1;
+};
+
+// After batch `batch` of epoch `epoch`, waits (at most 60 s) until this worker has heard of a
+// new membership (a worker that joins registered), so that the join happens mid-training
+// however long the joiner takes to start.
+class WaitForJoin final : public Callback {
+ public:
+  WaitForJoin(const distribute::MultiWorkerMirroredStrategy& s, int epoch, int batch,
+              std::string marker)
+      : s_(s), epoch_(epoch), batch_(batch), marker_(std::move(marker)) {}
+  void on_epoch_begin(int epoch, const Logs&) override { epoch_now_ = epoch; }
+  void on_train_batch_end(int batch, const Logs&) override {
+    if (epoch_now_ != epoch_ || batch != batch_) return;
+    const uint64_t now = s_.elastic_counts().generation;
+    std::ofstream(marker_) << "training\n";  // the parent starts the joiner now
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (s_.elastic_counts().generation_seen <= now && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+
+ private:
+  const distribute::MultiWorkerMirroredStrategy& s_;
+  int epoch_, batch_, epoch_now_ = -1;
+  std::string marker_;
+};
+
+struct Result {
+  std::vector<std::vector<float>> weights;
+  int64_t iterations = 0;
+  distribute::MultiWorkerMirroredStrategy::ElasticCounts counts;
+};
+
+std::pair<int, int> parse_at(const char* text) {
+  int a = -1, b = -1;
+  if (text != nullptr) std::sscanf(text, "%d:%d", &a, &b);
+  return {a, b};
+}
+
+// The training every test compares: small_classifier with SGD + momentum on the global batches.
+Result train(distribute::MultiWorkerMirroredStrategy* strategy, std::vector<CallbackPtr> callbacks) {
+  std::shared_ptr<Sequential> model;
+  {
+    std::optional<distribute::Strategy::Scope> scope;
+    if (strategy) scope.emplace(strategy->scope());
+    model = small_classifier("sgd_momentum");
+  }
+  const ClassifierData d = classifier_data(kSamples);
+  model->fit(d.x, d.y, FitOptions().batch_size(kBatch).epochs(kEpochs).verbose(0).callbacks(callbacks));
+  Result r;
+  for (const Tensor& w : model->get_weights()) r.weights.push_back(w.cast(float32).to_vector<float>());
+  r.iterations = model->optimizer()->iteration_count();
+  if (strategy) r.counts = strategy->elastic_counts();
+  return r;
+}
+
+void write_result(const std::string& path, const Result& r) {
+  std::ofstream out(path + ".tmp");
+  out << "iterations " << r.iterations << " reformations " << r.counts.reformations
+      << " synchronizations " << r.counts.synchronizations << " taken_over "
+      << r.counts.steps_taken_over << " completed " << r.counts.completed_steps << "\n";
+  for (const auto& w : r.weights) {
+    out << "w " << w.size();
+    char buf[32];
+    for (float f : w) {
+      std::snprintf(buf, sizeof buf, " %.9g", double(f));
+      out << buf;
+    }
+    out << "\n";
+  }
+  out.close();
+  std::rename((path + ".tmp").c_str(), path.c_str());
+}
+
+Result read_result(const std::string& path) {
+  Result r;
+  std::istringstream in(read_file_text(path));
+  std::string tag;
+  in >> tag >> r.iterations >> tag >> r.counts.reformations >> tag >> r.counts.synchronizations >>
+      tag >> r.counts.steps_taken_over >> tag >> r.counts.completed_steps;
+  size_t n = 0;
+  while (in >> tag >> n) {
+    std::vector<float> v(n);
+    for (float& f : v) in >> f;
+    r.weights.push_back(v);
+  }
+  return r;
+}
+
+distribute::CommunicationOptions elastic_options(double grace_seconds) {
+  return distribute::CommunicationOptions()
+      .timeout_seconds(30)
+      .heartbeat_timeout_seconds(2)
+      .register_timeout_seconds(40)
+      .implementation(distribute::CommunicationImplementation::kRing)
+      .elastic(distribute::ElasticOptions().min_workers(2).start_grace_seconds(grace_seconds));
+}
+
+TEST(ElasticTrainingChild, Run) {
+  const char* scenario = std::getenv(kScenario);
+  if (scenario == nullptr) GTEST_SKIP() << "runs as a worker process of ElasticTraining tests";
+  const std::string what = scenario;
+  // "all3": every slot comes at the start; "two_then_join": two start without the third.
+  auto strategy = std::make_shared<distribute::MultiWorkerMirroredStrategy>(
+      nullptr, elastic_options(what == "all3" ? 30 : 1));
+  std::vector<CallbackPtr> callbacks;
+  if (const auto [epoch, batch] = parse_at(std::getenv(kKillAt)); epoch >= 0) {
+    callbacks.push_back(std::make_shared<KillAt>(epoch, batch));
+  }
+  if (const auto [epoch, batch] = parse_at(std::getenv(kWaitJoinAt)); epoch >= 0) {
+    callbacks.push_back(std::make_shared<WaitForJoin>(*strategy, epoch, batch,
+                                                      std::string(std::getenv(kOut)) + ".marker"));
+  }
+  write_result(std::getenv(kOut), train(strategy.get(), callbacks));
+}
+
+class ElasticTraining : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "elastic_" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
+           std::to_string(getpid());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string out(int w) const { return dir_ + "/out_" + std::to_string(w); }
+  std::string log(int w) const { return dir_ + "/log_" + std::to_string(w); }
+
+  int start(WorkerProcesses& job, const std::vector<std::string>& configs, int w,
+            const std::string& scenario, std::vector<std::string> env = {}) {
+    env.push_back("TF_CONFIG=" + configs[size_t(w)]);
+    env.push_back(std::string(kScenario) + "=" + scenario);
+    env.push_back(std::string(kOut) + "=" + out(w));
+    return job.start(kChildTest, env, log(w));
+  }
+
+  std::string dir_;
+};
+
+void expect_same_weights(const Result& got, const Result& want, const std::string& who) {
+  SCOPED_TRACE(who);
+  ASSERT_EQ(got.weights.size(), want.weights.size());
+  for (size_t w = 0; w < want.weights.size(); ++w) {
+    ASSERT_EQ(got.weights[w].size(), want.weights[w].size());
+    for (size_t i = 0; i < want.weights[w].size(); ++i) {
+      ASSERT_NEAR(got.weights[w][i], want.weights[w][i], 1e-6 + 1e-5 * std::fabs(want.weights[w][i]))
+          << "weight " << w << " element " << i;
+    }
+  }
+}
+
+// 3 workers; worker 2 is killed (SIGKILL) as batch 1 of epoch 1 begins. Workers 0 and 1 re-form
+// without it and finish; the global batch stays 24 (12 each instead of 8), so their weights equal
+// one process's on the same batches, and every one of the 12 steps is applied once.
+TEST_F(ElasticTraining, AWorkerKilledMidEpochLeavesTheRestTrainingAsAnUninterruptedRun) {
+  const Result reference = train(nullptr, {});
+  ASSERT_EQ(reference.iterations, 12);
+  WorkerProcesses job;
+  const std::vector<std::string> configs = tf_configs(3);
+  for (int w = 0; w < 3; ++w) {
+    start(job, configs, w, "all3",
+          w == 2 ? std::vector<std::string>{std::string(kKillAt) + "=1:1"} : std::vector<std::string>{});
+  }
+  const ChildExit killed = job.wait(2, 120);
+  EXPECT_EQ(killed.signal, SIGKILL) << job.log(2);
+  for (int w = 0; w < 2; ++w) {
+    const ChildExit e = job.wait(w, 120);
+    ASSERT_TRUE(e.exited && e.code == 0) << "worker " << w << " failed:\n" << job.log(w);
+    const Result r = read_result(out(w));
+    expect_same_weights(r, reference, "worker " + std::to_string(w));
+    EXPECT_EQ(r.iterations, 12) << "worker " << w;
+    EXPECT_EQ(r.counts.completed_steps + r.counts.steps_taken_over, 12) << "worker " << w;
+    EXPECT_GE(r.counts.reformations, 1) << "worker " << w;
+  }
+}
+
+// 2 of 3 slots start (the third's grace runs out); once the job is in its second epoch a third
+// process starts in the free slot, joins at a step boundary and takes over the state and the
+// place in the data. All three end with the weights of one process on the same batches.
+TEST_F(ElasticTraining, AWorkerThatJoinsMidEpochTakesOverTheStateAndPlace) {
+  const Result reference = train(nullptr, {});
+  WorkerProcesses job;
+  const std::vector<std::string> configs = tf_configs(3);
+  const std::vector<std::string> wait_env{std::string(kWaitJoinAt) + "=1:0"};
+  for (int w = 0; w < 2; ++w) start(job, configs, w, "two_then_join", wait_env);
+  // The third starts once worker 0 trains (in epoch 1: the first two formed without it).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!std::filesystem::exists(out(0) + ".marker") && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_TRUE(std::filesystem::exists(out(0) + ".marker")) << job.log(0);
+  start(job, configs, 2, "two_then_join");
+  for (int w = 0; w < 3; ++w) {
+    const ChildExit e = job.wait(w, 120);
+    ASSERT_TRUE(e.exited && e.code == 0) << "worker " << w << " failed:\n" << job.log(w);
+    const Result r = read_result(out(w));
+    expect_same_weights(r, reference, "worker " + std::to_string(w));
+    EXPECT_EQ(r.iterations, 12) << "worker " << w;
+  }
+  // The joiner ran only the steps after it joined; the others ran all 12.
+  const Result joiner = read_result(out(2));
+  EXPECT_GT(joiner.counts.completed_steps, 0);
+  EXPECT_LT(joiner.counts.completed_steps, 12);
+  EXPECT_GE(read_result(out(0)).counts.reformations, 1);
+}
+
+}  // namespace
+}  // namespace strata::testing
