@@ -108,6 +108,10 @@ MultiWorkerMirroredStrategy::ElasticCounts MultiWorkerMirroredStrategy::elastic_
   return counts;
 }
 
+void MultiWorkerMirroredStrategy::set_elastic_synchronization_hook(std::function<void()> hook) {
+  if (elastic_) elastic_->synchronization_hook = std::move(hook);
+}
+
 namespace {
 
 std::vector<std::shared_ptr<ReplicatedVariable>> live_variables(
@@ -222,6 +226,7 @@ bool MultiWorkerMirroredStrategy::synchronize_members(bool reform) {
       } else {
         words.assign(state_words + position_words, 0);
       }
+      if (e.synchronization_hook) e.synchronization_hook();
       Tensor payload = Tensor::from_vector<int64_t>(words);
       comm->broadcast(payload, source);
       words = payload.to_vector<int64_t>();

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -32,6 +33,7 @@ struct MultiWorkerMirroredStrategy::Elastic {
   std::vector<int64_t> snapshot;
   std::vector<int64_t> snapshot_position;
   ElasticCounts counts;
+  std::function<void()> synchronization_hook;  // tests
 };
 
 }  // namespace strata::distribute

@@ -105,6 +105,9 @@ class MultiWorkerMirroredStrategy final : public Strategy {
     uint64_t generation_seen = 0;
   };
   ElasticCounts elastic_counts() const;
+  // Tests: called in each elastic synchronization once the members have agreed who holds the
+  // state, before it is broadcast (a test kills its process there).
+  void set_elastic_synchronization_hook(std::function<void()> hook);
 
   const ClusterResolver& cluster_resolver() const { return *resolver_; }
   const CommunicationOptions& communication_options() const { return options_; }

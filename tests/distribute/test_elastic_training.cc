@@ -23,6 +23,7 @@ constexpr const char* kScenario = "STRATA_TEST_ELASTIC_SCENARIO";
 constexpr const char* kOut = "STRATA_TEST_ELASTIC_OUT";
 constexpr const char* kKillAt = "STRATA_TEST_ELASTIC_KILL_AT";     // "<epoch>:<batch>"
 constexpr const char* kWaitJoinAt = "STRATA_TEST_ELASTIC_WAIT_AT"; // "<epoch>:<batch>"
+constexpr const char* kDieInSync = "STRATA_TEST_ELASTIC_DIE_IN_SYNC";  // after this many syncs
 constexpr const char* kChildTest = "ElasticTrainingChild.Run";
 
 // 96 samples in global batches of 24 (divisible by 3 workers and by 2), 3 epochs: 12 steps.
@@ -143,9 +144,17 @@ TEST(ElasticTrainingChild, Run) {
   const char* scenario = std::getenv(kScenario);
   if (scenario == nullptr) GTEST_SKIP() << "runs as a worker process of ElasticTraining tests";
   const std::string what = scenario;
-  // "all3": every slot comes at the start; "two_then_join": two start without the third.
+  // "all": every slot comes at the start; "two_then_join": two start without the third.
   auto strategy = std::make_shared<distribute::MultiWorkerMirroredStrategy>(
-      nullptr, elastic_options(what == "all3" ? 30 : 1));
+      nullptr, elastic_options(what == "all" ? 30 : 1));
+  if (const char* after = std::getenv(kDieInSync)) {
+    // SIGKILL inside a synchronization (its state not yet broadcast) after `after` of them.
+    const int64_t n = std::atoll(after);
+    distribute::MultiWorkerMirroredStrategy* s = strategy.get();
+    strategy->set_elastic_synchronization_hook([s, n] {
+      if (s->elastic_counts().synchronizations >= n) raise(SIGKILL);
+    });
+  }
   std::vector<CallbackPtr> callbacks;
   if (const auto [epoch, batch] = parse_at(std::getenv(kKillAt)); epoch >= 0) {
     callbacks.push_back(std::make_shared<KillAt>(epoch, batch));
@@ -202,7 +211,7 @@ TEST_F(ElasticTraining, AWorkerKilledMidEpochLeavesTheRestTrainingAsAnUninterrup
   WorkerProcesses job;
   const std::vector<std::string> configs = tf_configs(3);
   for (int w = 0; w < 3; ++w) {
-    start(job, configs, w, "all3",
+    start(job, configs, w, "all",
           w == 2 ? std::vector<std::string>{std::string(kKillAt) + "=1:1"} : std::vector<std::string>{});
   }
   const ChildExit killed = job.wait(2, 120);
@@ -246,6 +255,69 @@ TEST_F(ElasticTraining, AWorkerThatJoinsMidEpochTakesOverTheStateAndPlace) {
   EXPECT_GT(joiner.counts.completed_steps, 0);
   EXPECT_LT(joiner.counts.completed_steps, 12);
   EXPECT_GE(read_result(out(0)).counts.reformations, 1);
+}
+
+// 4 workers: worker 3 is killed as batch 1 of epoch 1 begins, and worker 2 dies in the state
+// synchronization of the re-formation that follows (after the broadcast's agreement, before
+// the state arrives). Workers 0 and 1 re-form once more and finish as an uninterrupted run.
+TEST_F(ElasticTraining, AWorkerKilledDuringTheStateSynchronizationIsLeftOutToo) {
+  const Result reference = train(nullptr, {});
+  WorkerProcesses job;
+  const std::vector<std::string> configs = tf_configs(4);
+  for (int w = 0; w < 4; ++w) {
+    std::vector<std::string> env;
+    if (w == 3) env.push_back(std::string(kKillAt) + "=1:1");
+    if (w == 2) env.push_back(std::string(kDieInSync) + "=1");  // the first is the start's
+    start(job, configs, w, "all", env);
+  }
+  for (int w : {3, 2}) EXPECT_EQ(job.wait(w, 120).signal, SIGKILL) << job.log(w);
+  for (int w = 0; w < 2; ++w) {
+    const ChildExit e = job.wait(w, 120);
+    ASSERT_TRUE(e.exited && e.code == 0) << "worker " << w << " failed:\n" << job.log(w);
+    const Result r = read_result(out(w));
+    expect_same_weights(r, reference, "worker " + std::to_string(w));
+    EXPECT_EQ(r.iterations, 12) << "worker " << w;
+    EXPECT_GE(r.counts.reformations, 2) << "worker " << w;
+  }
+}
+
+// 3 workers with min_workers 2: workers 1 and 2 are killed at the same batch. One worker is too
+// few: the chief fails naming a lost worker and the minimum, no hang.
+TEST_F(ElasticTraining, FewerThanMinWorkersLeftIsAnErrorNamingTheLostOnes) {
+  WorkerProcesses job;
+  const std::vector<std::string> configs = tf_configs(3);
+  for (int w = 0; w < 3; ++w) {
+    start(job, configs, w, "all",
+          w > 0 ? std::vector<std::string>{std::string(kKillAt) + "=1:1"} : std::vector<std::string>{});
+  }
+  for (int w : {1, 2}) EXPECT_EQ(job.wait(w, 120).signal, SIGKILL) << job.log(w);
+  const ChildExit chief = job.wait(0, 120);
+  ASSERT_TRUE(chief.exited) << job.log(0);
+  EXPECT_NE(chief.code, 0);
+  const std::string log = job.log(0);
+  EXPECT_NE(log.find("fewer than the 2"), std::string::npos) << log;
+  // The service may notice the two apart: the last one lost is the one named.
+  EXPECT_TRUE(log.find("worker 1") != std::string::npos || log.find("worker 2") != std::string::npos)
+      << log;
+}
+
+// The chief hosts the coordination service: its death ends an elastic job too. Both workers
+// fail naming it (the service unreachable), within the heartbeat timeout, no hang.
+TEST_F(ElasticTraining, TheChiefKilledEndsTheJobNamingIt) {
+  WorkerProcesses job;
+  const std::vector<std::string> configs = tf_configs(3);
+  for (int w = 0; w < 3; ++w) {
+    start(job, configs, w, "all",
+          w == 0 ? std::vector<std::string>{std::string(kKillAt) + "=1:1"} : std::vector<std::string>{});
+  }
+  EXPECT_EQ(job.wait(0, 120).signal, SIGKILL) << job.log(0);
+  for (int w : {1, 2}) {
+    const ChildExit e = job.wait(w, 120);
+    ASSERT_TRUE(e.exited) << "worker " << w << " hung:\n" << job.log(w);
+    EXPECT_NE(e.code, 0);
+    const std::string log = job.log(w);
+    EXPECT_NE(log.find("worker 0"), std::string::npos) << log;
+  }
 }
 
 }  // namespace
