@@ -23,6 +23,7 @@ constexpr const char* kScenario = "STRATA_TEST_ELASTIC_SCENARIO";
 constexpr const char* kOut = "STRATA_TEST_ELASTIC_OUT";
 constexpr const char* kKillAt = "STRATA_TEST_ELASTIC_KILL_AT";     // "<epoch>:<batch>"
 constexpr const char* kWaitJoinAt = "STRATA_TEST_ELASTIC_WAIT_AT"; // "<epoch>:<batch>"
+constexpr const char* kPauseFile = "STRATA_TEST_ELASTIC_PAUSE_FILE";  // netns_elastic_cutoff.sh
 constexpr const char* kDieInSync = "STRATA_TEST_ELASTIC_DIE_IN_SYNC";  // after this many syncs
 constexpr const char* kChildTest = "ElasticTrainingChild.Run";
 
@@ -69,6 +70,26 @@ class WaitForJoin final : public Callback {
   std::string marker_;
 };
 
+// After epoch 2's first batch, writes `file`.at and waits (at most 60 s) for `file` to exist:
+// netns_elastic_cutoff.sh cuts a worker off the network meanwhile.
+class PauseForFile final : public Callback {
+ public:
+  explicit PauseForFile(std::string file) : file_(std::move(file)) {}
+  void on_epoch_begin(int epoch, const Logs&) override { epoch_now_ = epoch; }
+  void on_train_batch_end(int batch, const Logs&) override {
+    if (epoch_now_ != 2 || batch != 0) return;
+    std::ofstream(file_ + ".at") << "paused\n";
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!std::filesystem::exists(file_) && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+
+ private:
+  std::string file_;
+  int epoch_now_ = -1;
+};
+
 struct Result {
   std::vector<std::vector<float>> weights;
   int64_t iterations = 0;
@@ -82,7 +103,8 @@ std::pair<int, int> parse_at(const char* text) {
 }
 
 // The training every test compares: small_classifier with SGD + momentum on the global batches.
-Result train(distribute::MultiWorkerMirroredStrategy* strategy, std::vector<CallbackPtr> callbacks) {
+Result train(distribute::MultiWorkerMirroredStrategy* strategy, std::vector<CallbackPtr> callbacks,
+             int epochs = kEpochs) {
   std::shared_ptr<Sequential> model;
   {
     std::optional<distribute::Strategy::Scope> scope;
@@ -90,7 +112,7 @@ Result train(distribute::MultiWorkerMirroredStrategy* strategy, std::vector<Call
     model = small_classifier("sgd_momentum");
   }
   const ClassifierData d = classifier_data(kSamples);
-  model->fit(d.x, d.y, FitOptions().batch_size(kBatch).epochs(kEpochs).verbose(0).callbacks(callbacks));
+  model->fit(d.x, d.y, FitOptions().batch_size(kBatch).epochs(epochs).verbose(0).callbacks(callbacks));
   Result r;
   for (const Tensor& w : model->get_weights()) r.weights.push_back(w.cast(float32).to_vector<float>());
   r.iterations = model->optimizer()->iteration_count();
@@ -146,7 +168,7 @@ TEST(ElasticTrainingChild, Run) {
   const std::string what = scenario;
   // "all": every slot comes at the start; "two_then_join": two start without the third.
   auto strategy = std::make_shared<distribute::MultiWorkerMirroredStrategy>(
-      nullptr, elastic_options(what == "all" ? 30 : 1));
+      nullptr, elastic_options(what == "two_then_join" ? 1 : 30));
   if (const char* after = std::getenv(kDieInSync)) {
     // SIGKILL inside a synchronization (its state not yet broadcast) after `after` of them.
     const int64_t n = std::atoll(after);
@@ -163,7 +185,11 @@ TEST(ElasticTrainingChild, Run) {
     callbacks.push_back(std::make_shared<WaitForJoin>(*strategy, epoch, batch,
                                                       std::string(std::getenv(kOut)) + ".marker"));
   }
-  write_result(std::getenv(kOut), train(strategy.get(), callbacks));
+  if (const char* pause = std::getenv(kPauseFile); pause != nullptr && strategy->is_chief()) {
+    callbacks.push_back(std::make_shared<PauseForFile>(pause));
+  }
+  // "netns": long enough for a worker to be cut off, dropped, and started again to join.
+  write_result(std::getenv(kOut), train(strategy.get(), callbacks, what == "netns" ? 8 : kEpochs));
 }
 
 class ElasticTraining : public ::testing::Test {
