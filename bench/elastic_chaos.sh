@@ -12,10 +12,11 @@
 #   - every worker still running at the end finished with the chief's accuracy and iterations.
 # A kill never takes the job below 2 members: worker w is a candidate only while the other
 # non-chief worker is in the job (its current process has completed a step); so a worker still
-# joining after its restart is often the one killed (a kill mid-join).
+# joining after its restart is the one killed when the next kill comes before it is in: about
+# JOIN_KILL_PCT (25) percent of the kills follow the one before within 0.2-1.5 s for that.
 #   bench/elastic_chaos.sh                       # ~3 minutes of chaos, 20 kills
 #   DURATION=60 KILLS=6 bench/elastic_chaos.sh   # a short one
-# Settings: DURATION (180 s), KILLS (20), SLEEP_MS (50 ms of sleep per step), STEPS_PER_EPOCH
+# Settings: DURATION (180 s), KILLS (20), JOIN_KILL_PCT (25), SLEEP_MS (50 ms of sleep per step), STEPS_PER_EPOCH
 # (100), BATCH (96), MAX_RESTARTS (50), SEED (1: the kill times and targets), BENCH_ARGS (more
 # strata_elastic_bench flags), LOG_DIR (keeps the outputs and step logs).
 set -euo pipefail
@@ -29,6 +30,7 @@ SLEEP_MS=${SLEEP_MS:-50}
 STEPS_PER_EPOCH=${STEPS_PER_EPOCH:-100}
 BATCH=${BATCH:-96}
 MAX_RESTARTS=${MAX_RESTARTS:-50}
+JOIN_KILL_PCT=${JOIN_KILL_PCT:-25}
 SEED=${SEED:-1}
 PYTHON=${PYTHON:-python3}
 [ -x "$BENCH" ] && [ -x "$LAUNCH" ] ||
@@ -141,8 +143,14 @@ joined() {  # WORKER PID: that process has completed a step
   [ -n "$2" ] && grep -q " $2\$" "$logs/chaos.steps.worker$1" 2>/dev/null
 }
 done_kills=0
+prev_kill_ms=0
 for ((i = 0; i < KILLS; i++)); do
   at_ms=$((t0_ms + span_ms * (i * 32768 + 3277 + 8 * RANDOM / 10) / 32768 / KILLS))
+  # Some kills follow the one before within 0.2-1.5 s: the restarted worker is then still
+  # starting or joining (a kill mid-join).
+  if ((i > 0 && RANDOM % 100 < JOIN_KILL_PCT)); then
+    at_ms=$((prev_kill_ms + 200 + RANDOM % 1300))
+  fi
   while (($(now_ms) < at_ms)); do
     kill -0 "$runner" 2>/dev/null || break
     sleep 0.1
@@ -168,6 +176,7 @@ for ((i = 0; i < KILLS; i++)); do
   state=member
   joined "$target" "$pid" || state=joining
   kill_time=$(now)
+  prev_kill_ms=$(now_ms)
   kill -KILL "$pid" 2>/dev/null || { echo "kill $((i + 1)): worker $target (pid $pid) was gone" >&2; continue; }
   done_kills=$((done_kills + 1))
   it=$(last_iteration "$chief_log")

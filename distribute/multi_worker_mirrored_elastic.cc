@@ -278,8 +278,8 @@ bool MultiWorkerMirroredStrategy::run_elastic_step(const std::function<void()>& 
         e.in_step = false;
         std::string why = message_of(error);
         if (!training && is_collective_failure(error)) {
-          why += " (during fit's validation, which is not elastic yet: the job ends; "
-                 "validate with the side-car evaluator instead)";
+          why += " (during evaluate, predict or fit's validation, which are not elastic yet: "
+                 "the job ends; validate with the side-car evaluator instead)";
         }
         cluster_->report_error(task_name(worker_index()) + " failed: " + why);
         std::rethrow_exception(error);
@@ -320,6 +320,7 @@ std::unique_ptr<DistributedIterator> MultiWorkerMirroredStrategy::distribute_inp
 
 void MultiWorkerMirroredStrategy::enter_training_loop(const LoopPosition* position) {
   if (!elastic_) return;
+  elastic_->loops.push_back(position);
   elastic_->position = position;
   if (!elastic_->synced) {
     take_snapshot();
@@ -328,7 +329,9 @@ void MultiWorkerMirroredStrategy::enter_training_loop(const LoopPosition* positi
 }
 
 void MultiWorkerMirroredStrategy::leave_training_loop() {
-  if (elastic_) elastic_->position = nullptr;
+  if (!elastic_ || elastic_->loops.empty()) return;
+  elastic_->loops.pop_back();
+  elastic_->position = elastic_->loops.empty() ? nullptr : elastic_->loops.back();
 }
 
 }  // namespace strata::distribute

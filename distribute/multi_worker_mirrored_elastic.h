@@ -26,7 +26,9 @@ struct MultiWorkerMirroredStrategy::Elastic {
   bool reform_pending = false;
   // Inside run_elastic_step: the inner run_replicas call runs once, without retrying.
   bool in_step = false;
-  // fit's place while it runs (enter_training_loop), else null.
+  // The loops entered (enter_training_loop; fit's validation nests in fit): the innermost's
+  // place is `position` (null outside any loop: a custom loop's steps).
+  std::vector<const LoopPosition*> loops;
   const LoopPosition* position = nullptr;
   // This worker's state at the start of the step in flight: the variables' values (float64
   // bits) and the generator, then fit's place (empty outside fit's training steps).

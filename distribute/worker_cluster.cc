@@ -166,8 +166,12 @@ std::unique_ptr<WorkerCluster> WorkerCluster::join(const ClusterResolver& resolv
   // A task the coordination service declares dead (or an error another task posts) fails the
   // collective this worker is waiting in at once, rather than after the collective timeout.
   // The hooks are the cluster's own (the client, and so this callback, goes before they do).
-  client->set_error_callback([self](const std::string& error) {
-    self->abort(error);
+  // (gloo_ through a weak pointer and the view under its mutex: the destructor releases them
+  // while the client's heartbeat thread may still call this.)
+  std::weak_ptr<GlooCommunicator> weak = cluster->gloo_;
+  client->set_error_callback([weak, self](const std::string& error) {
+    if (auto g = weak.lock()) g->abort(error);
+    if (auto v = self->view()) v->group.communicator->abort(error);
     std::lock_guard<std::mutex> lock(self->hooks_mutex_);
     for (const auto& [id, hook] : self->error_hooks_) hook(error);
   });
@@ -197,7 +201,10 @@ WorkerCluster::~WorkerCluster() {
   // heartbeat still learns which task failed rather than only that the service is gone.
   if (service_ && (failed_ || !known_error().empty())) std::this_thread::sleep_for(linger_);
   gloo_.reset();
-  view_.reset();
+  {
+    std::lock_guard<std::mutex> lock(view_mutex_);
+    view_.reset();
+  }
   group_.reset();
   client_.reset();
   service_.reset();
@@ -209,16 +216,19 @@ std::shared_ptr<const WorkerCluster::View> WorkerCluster::view() const {
 }
 
 int WorkerCluster::num_workers() const {
+  if (!group_) return int(task_names_.size());  // not elastic: no lock on the hot path
   if (auto v = view()) return int(v->group.members.size());
   return int(task_names_.size());
 }
 
 int WorkerCluster::worker_index() const {
+  if (!group_) return worker_index_;
   if (auto v = view()) return v->group.rank;
   return worker_index_;
 }
 
 const std::string& WorkerCluster::task_name(int worker) const {
+  if (!group_) return task_names_.at(size_t(worker));
   if (auto v = view()) return task_names_.at(size_t(v->group.members.at(size_t(worker))));
   return task_names_.at(size_t(worker));
 }
@@ -275,6 +285,7 @@ void WorkerCluster::watch_membership() {
 }
 
 std::shared_ptr<Communicator> WorkerCluster::communicator() const {
+  if (!group_) return gloo_;
   if (auto v = view()) return v->group.communicator;
   return gloo_;
 }

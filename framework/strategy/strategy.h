@@ -194,7 +194,8 @@ class Strategy : public std::enable_shared_from_this<Strategy> {
     std::function<void(const std::vector<int64_t>&)> restore;
   };
   // fit calls enter_training_loop once its state is built, before its first step, and
-  // leave_training_loop when it ends (`position` lives until then). An elastic strategy then
+  // leave_training_loop when it ends (`position` lives until then); evaluate, predict and fit's
+  // validation enter one whose save() is always empty (loops nest). An elastic strategy then
   // brings a worker that joins a running job to the job's state, the loop's place included.
   // Others: nothing.
   virtual void enter_training_loop(const LoopPosition* /*position*/) {}

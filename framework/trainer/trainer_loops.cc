@@ -173,6 +173,25 @@ distribute::Strategy::LoopPosition loop_position(Model& m, const EpochIterator& 
   return position;
 }
 
+// While it lives, the loop is one no worker can join an elastic job at, nor survive a worker
+// lost in (evaluate, predict, fit's validation): an elastic strategy synchronizes first if it
+// never did, then treats a lost worker as the job's error.
+class NotATrainingLoop {
+ public:
+  explicit NotATrainingLoop(distribute::Strategy& s) : s_(s) {
+    position_.save = [] { return std::vector<int64_t>(); };
+    position_.restore = [](const std::vector<int64_t>&) {};
+    s_.enter_training_loop(&position_);
+  }
+  ~NotATrainingLoop() { s_.leave_training_loop(); }
+  NotATrainingLoop(const NotATrainingLoop&) = delete;
+  NotATrainingLoop& operator=(const NotATrainingLoop&) = delete;
+
+ private:
+  distribute::Strategy& s_;
+  distribute::Strategy::LoopPosition position_;
+};
+
 }  // namespace
 
 distribute::Strategy& Trainer::strategy() const {
@@ -213,6 +232,7 @@ Logs Trainer::run_evaluation(EpochIterator& it, CallbackList& callbacks, const c
   it.begin_epoch();
   distribute::Strategy& s = strategy();
   OnModelDevice device(model_);
+  const NotATrainingLoop not_training(s);
   auto input = s.distribute_input([&it] { return it.next(); },
                                   {it.batch_size(), who, it.worker_batches()});
   int step = 0;
@@ -652,6 +672,7 @@ Tensor Trainer::run_predict(EpochIterator& it, const PredictOptions& o) {
   it.begin_epoch();
   distribute::Strategy& s = strategy();
   OnModelDevice device(model_);
+  const NotATrainingLoop not_training(s);
   auto input = s.distribute_input([&it] { return it.next(); }, {it.batch_size(), "Model.predict"});
   std::vector<Tensor> outputs;
   int step = 0;
