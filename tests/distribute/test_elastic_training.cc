@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 
 #include "distribute/multi_worker_mirrored_strategy.h"
@@ -30,6 +31,7 @@ constexpr const char* kChildTest = "ElasticTrainingChild.Run";
 // 96 samples in global batches of 24 (divisible by 3 workers and by 2), 3 epochs: 12 steps.
 constexpr int64_t kSamples = 96, kBatch = 24;
 constexpr int kEpochs = 3;
+constexpr int kChaosEpochs = 20;  // 80 steps
 
 // SIGKILL (a machine that dies, no cleanup) as batch `batch` of epoch `epoch` begins: the other
 // workers are then in that step's collectives, or about to be.
@@ -88,6 +90,32 @@ class PauseForFile final : public Callback {
  private:
   std::string file_;
   int epoch_now_ = -1;
+};
+
+// The chaos scenario's chief: writes how many steps it has done to `progress` after each batch
+// (the parent kills by it), sleeps `ms` per batch so that the job lasts, and in the last
+// `final_epochs` epochs slows further while fewer than `slots` workers train, so that a worker
+// restarted late still joins before the end.
+class ChaosPace final : public Callback {
+ public:
+  ChaosPace(const distribute::MultiWorkerMirroredStrategy& s, std::string progress, int ms,
+            int epochs, int final_epochs, int slots)
+      : s_(s), progress_(std::move(progress)), ms_(ms), epochs_(epochs),
+        final_epochs_(final_epochs), slots_(slots) {}
+  void on_epoch_begin(int epoch, const Logs&) override { epoch_now_ = epoch; }
+  void on_train_batch_end(int, const Logs&) override {
+    std::ofstream(progress_ + ".tmp") << ++steps_ << "\n";
+    std::rename((progress_ + ".tmp").c_str(), progress_.c_str());
+    int pause = ms_;
+    if (epoch_now_ >= epochs_ - final_epochs_ && s_.num_workers() < slots_) pause = 300;
+    std::this_thread::sleep_for(std::chrono::milliseconds(pause));
+  }
+
+ private:
+  const distribute::MultiWorkerMirroredStrategy& s_;
+  std::string progress_;
+  int ms_, epochs_, final_epochs_, slots_;
+  int epoch_now_ = -1, steps_ = 0;
 };
 
 struct Result {
@@ -188,8 +216,13 @@ TEST(ElasticTrainingChild, Run) {
   if (const char* pause = std::getenv(kPauseFile); pause != nullptr && strategy->is_chief()) {
     callbacks.push_back(std::make_shared<PauseForFile>(pause));
   }
+  if (what == "chaos" && strategy->is_chief()) {
+    callbacks.push_back(std::make_shared<ChaosPace>(*strategy, std::string(std::getenv(kOut)) +
+                                                    ".progress", 20, kChaosEpochs, 5, 3));
+  }
   // "netns": long enough for a worker to be cut off, dropped, and started again to join.
-  write_result(std::getenv(kOut), train(strategy.get(), callbacks, what == "netns" ? 8 : kEpochs));
+  const int epochs = what == "netns" ? 8 : what == "chaos" ? kChaosEpochs : kEpochs;
+  write_result(std::getenv(kOut), train(strategy.get(), callbacks, epochs));
 }
 
 class ElasticTraining : public ::testing::Test {
@@ -344,6 +377,53 @@ TEST_F(ElasticTraining, TheChiefKilledEndsTheJobNamingIt) {
     const std::string log = job.log(w);
     EXPECT_NE(log.find("worker 0"), std::string::npos) << log;
   }
+}
+
+// Chaos, shortened (bench/elastic_chaos.sh runs the 3-minute one): 6 kills (SIGKILL) of a random
+// non-chief worker during an 80-step job of 3 workers, each worker started again at once in its
+// slot, as strata-launch --max_restarts does. The job finishes, every step is applied once (the
+// iteration count is 80 everywhere) and the weights equal one process on the same batches (to
+// 1e-4: 80 steps of sums over 2 or 3 workers in different orders).
+TEST_F(ElasticTraining, KillsAndRestartsDuringTrainingLeaveTheResultOfAnUninterruptedRun) {
+  const Result reference = train(nullptr, {}, kChaosEpochs);
+  WorkerProcesses job;
+  const std::vector<std::string> configs = tf_configs(3);
+  std::vector<int> slot_of = {0, 1, 2};  // job slot (process) of each worker
+  for (int w = 0; w < 3; ++w) start(job, configs, w, "chaos");
+  std::mt19937 random(20261128);
+  int run = 0;
+  for (int kill = 1; kill <= 6; ++kill) {
+    // Kill at steps 8, 16, ..., 48 of the chief.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+    for (;;) {
+      const int steps = std::atoi(read_file_text(out(0) + ".progress").c_str());
+      if (steps >= 8 * kill || std::chrono::steady_clock::now() > deadline) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    const int w = 1 + int(random() % 2);
+    job.kill(slot_of[size_t(w)]);
+    const ChildExit e = job.wait(slot_of[size_t(w)], 30);
+    ASSERT_EQ(e.signal, SIGKILL) << "worker " << w << " ended otherwise:\n" << job.log(slot_of[size_t(w)]);
+    // Started again in its slot: a new process that joins the running job.
+    std::vector<std::string> env = {"TF_CONFIG=" + configs[size_t(w)],
+                                    std::string(kScenario) + "=chaos",
+                                    std::string(kOut) + "=" + out(w)};
+    slot_of[size_t(w)] = job.start(kChildTest, env, log(w) + "_" + std::to_string(++run));
+  }
+  for (int w = 0; w < 3; ++w) {
+    const ChildExit e = job.wait(slot_of[size_t(w)], 120);
+    ASSERT_TRUE(e.exited && e.code == 0) << "worker " << w << " failed:\n" << job.log(slot_of[size_t(w)]);
+    const Result r = read_result(out(w));
+    EXPECT_EQ(r.iterations, 4 * kChaosEpochs) << "worker " << w;
+    for (size_t v = 0; v < reference.weights.size(); ++v) {
+      for (size_t i = 0; i < reference.weights[v].size(); ++i) {
+        ASSERT_NEAR(r.weights[v][i], reference.weights[v][i],
+                    1e-5 + 1e-4 * std::fabs(reference.weights[v][i]))
+            << "worker " << w << " weight " << v << " element " << i;
+      }
+    }
+  }
+  EXPECT_GE(read_result(out(0)).counts.reformations, 6);
 }
 
 }  // namespace
