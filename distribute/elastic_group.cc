@@ -1,6 +1,7 @@
 #include "distribute/elastic_group.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "distribute/cluster/coordination/coordination_client.h"
@@ -46,6 +47,15 @@ ElasticGroup::View ElasticGroup::form(uint64_t after_generation, milliseconds ti
     GlooOptions options = options_;
     options.prefix = prefix_of(m.generation);
     options.timeout = std::min(options.timeout, std::max(milliseconds(1), left()));
+    // A generation that a newer one replaced never forms (its members move on to the newer
+    // one, some of them perhaps straight away): stop waiting for it as soon as one is heard of.
+    options.abandon = [this, generation = m.generation]() -> std::string {
+      if (std::optional<std::string> error = client_.posted_error()) return *error;
+      const uint64_t seen = client_.membership_generation_seen();
+      if (seen <= generation) return "";
+      return "membership generation " + std::to_string(seen) + " replaced generation " +
+             std::to_string(generation) + " before it formed";
+    };
     if (options_.rank_name) {
       options.rank_name = [names = options_.rank_name, members = m.members](int rank) {
         return names(members.at(size_t(rank)));

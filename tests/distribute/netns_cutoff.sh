@@ -8,39 +8,9 @@
 set -uo pipefail
 TESTS=$1
 ID=$$
-NS=(sh_$ID w0_$ID w1_$ID w2_$ID)
 WORK=$(mktemp -d)
-
-cleanup() {
-  for p in $(jobs -p); do kill -KILL "$p" 2>/dev/null; done
-  wait 2>/dev/null
-  for n in "${NS[@]}"; do ip netns del "$n" 2>/dev/null; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null; then
-  echo "SKIP: needs root and iproute2 to make network namespaces"; exit 77
-fi
-if ! ip netns add "${NS[0]}" 2>"$WORK/err"; then
-  echo "SKIP: cannot make network namespaces here: $(head -1 "$WORK/err")"; exit 77
-fi
-set -e
-ip -n "${NS[0]}" link add br0 type bridge
-ip -n "${NS[0]}" link set br0 up
-for i in 0 1 2; do
-  ns=${NS[$((i + 1))]}
-  ip netns add "$ns"
-  ip link add "sv${i}_$ID" type veth peer name "sp${i}_$ID"
-  ip link set "sv${i}_$ID" netns "$ns"
-  ip link set "sp${i}_$ID" netns "${NS[0]}"
-  ip -n "${NS[0]}" link set "sp${i}_$ID" master br0 up
-  ip -n "$ns" addr add "10.231.$((ID % 250)).$((i + 1))/24" dev "sv${i}_$ID"
-  ip -n "$ns" link set "sv${i}_$ID" up
-  ip -n "$ns" link set lo up
-done
-set +e
-NET=10.231.$((ID % 250))
+NS_PREFIX=w LINK_PREFIX=s SUBNET=231
+source "$(dirname "$0")/netns_hosts.sh"
 CLUSTER="\"worker\": [\"$NET.1:20000\", \"$NET.2:20000\", \"$NET.3:20000\"]"
 for i in 0 1 2; do
   TF_CONFIG="{\"cluster\": {$CLUSTER}, \"task\": {\"type\": \"worker\", \"index\": $i}}" \

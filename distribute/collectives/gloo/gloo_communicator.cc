@@ -74,6 +74,31 @@ bool dials(const gloo::transport::tcp::Address& self, const gloo::transport::tcp
   return rv > 0;
 }
 
+// The peers' addresses, waiting until `deadline`; with `abandon`, in slices of 200 ms, asking
+// it between them whether to give up (CoordinationError with its reason).
+std::vector<std::vector<char>> wait_for_peers(GlooStore& store, const std::vector<std::string>& keys,
+                                              std::chrono::steady_clock::time_point deadline,
+                                              const std::function<std::string()>& abandon) {
+  using std::chrono::milliseconds;
+  for (;;) {
+    const auto left = std::max(std::chrono::duration_cast<milliseconds>(
+                                   deadline - std::chrono::steady_clock::now()),
+                               milliseconds(0));
+    const milliseconds slice = abandon ? std::min(left, milliseconds(200)) : left;
+    const auto started = std::chrono::steady_clock::now();
+    try {
+      return store.get_many_within(keys, slice);
+    } catch (const CoordinationError&) {
+      if (!abandon || slice >= left) throw;
+    }
+    if (const std::string why = abandon(); !why.empty()) throw CoordinationError(why);
+    // A wait that failed at once (the service briefly unreachable) is not retried in a spin.
+    if (std::chrono::steady_clock::now() - started < milliseconds(50)) {
+      std::this_thread::sleep_for(milliseconds(50));
+    }
+  }
+}
+
 // A rendezvous context that lets abort() reach its transport context, and connects its full
 // mesh with one store key per pair.
 class MeshContext final : public gloo::rendezvous::Context {
@@ -91,7 +116,8 @@ class MeshContext final : public gloo::rendezvous::Context {
   // store twice, O(N^2) bytes, in a few requests per rank (one set_many, a get_many or two).
   // Every read waits until `deadline`.
   void connect_pairs(GlooStore& store, const std::shared_ptr<gloo::transport::Device>& device,
-                     std::chrono::steady_clock::time_point deadline) {
+                     std::chrono::steady_clock::time_point deadline,
+                     const std::function<std::string()>& abandon) {
     auto transport = device->createContext(rank, size);
     transport->setTimeout(getTimeout());
     // This rank's end of every pair, published in one request; the other ends' addresses read
@@ -105,10 +131,7 @@ class MeshContext final : public gloo::rendezvous::Context {
       theirs.push_back(pair_key(peer, rank));
     }
     store.set_many(mine);
-    const std::vector<std::vector<char>> addresses = store.get_many_within(
-        theirs, std::max(std::chrono::duration_cast<std::chrono::milliseconds>(
-                             deadline - std::chrono::steady_clock::now()),
-                         std::chrono::milliseconds(0)));
+    const std::vector<std::vector<char>> addresses = wait_for_peers(store, theirs, deadline, abandon);
     // First the pairs this rank dials: each completes once the peer's listening socket takes
     // the connection (the peer's kernel and its device thread do that, whatever the peer's own
     // thread is doing). Then the pairs where it listens: their peers dial them in their own
@@ -475,7 +498,8 @@ GlooCommunicator::GlooCommunicator(KeyValueStore& store, int rank, int world_siz
     impl.context->setTimeout(impl.options.timeout);
     try {
       impl.context->connect_pairs(gloo_store, device,
-                                  std::chrono::steady_clock::now() + impl.options.timeout);
+                                  std::chrono::steady_clock::now() + impl.options.timeout,
+                                  impl.options.abandon);
     } catch (const std::exception& e) {
       const std::string what = strip_location(e.what());
       const std::string missing = missing_ranks(gloo_store, impl);

@@ -48,6 +48,10 @@ struct GlooOptions {
   // Asked when a collective fails or times out, to name the cause known elsewhere (e.g. the
   // coordination service's posted error: "worker 2 ... sent no heartbeat"); may return "".
   std::function<std::string()> diagnose;
+  // Asked every 200 ms while the rendezvous waits for its peers' addresses: a non-empty reason
+  // abandons it at once (CoordinationError carrying the reason). An elastic group's members
+  // abandon a generation that a newer one replaced, and go on to that one.
+  std::function<std::string()> abandon;
   // All-reduces of at most this many bytes run Gloo's BCUBE (recursive halving and doubling:
   // about 2 log2(N) steps), larger ones its ring (2(N-1) steps, each carrying 1/N of the
   // buffer). strata_allreduce_bench, one process per rank on 2 cores (2026-11-28): 4 KB in
