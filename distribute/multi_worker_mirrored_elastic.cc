@@ -29,6 +29,7 @@ namespace strata::distribute {
 namespace {
 
 constexpr const char* kElasticWho = "MultiWorkerMirroredStrategy (elastic)";
+constexpr int64_t kMaxPositionWords = int64_t(1) << 20;
 
 int64_t bits_of(double v) {
   int64_t w;
@@ -217,8 +218,17 @@ bool MultiWorkerMirroredStrategy::synchronize_members(bool reform) {
                            "build the same model before its first step");
         }
       }
+      // Equal to this worker's own snapshot size (checked above); the loop position is a few
+      // words and a Dataset's state, far under this bound.
+      const int64_t position_count = all[size_t(3 * source + 2)];
+      if (position_count < 0 || position_count > kMaxPositionWords) {
+        throw ValueError(std::string(kElasticWho) + ": " + task_name(source) + " announced a "
+                         "loop position of " + std::to_string(position_count) + " words; at most " +
+                         std::to_string(kMaxPositionWords) + " are expected: every worker must "
+                         "run the same version of the program");
+      }
       const size_t state_words = size_t(all[size_t(3 * source + 1)]);
-      const size_t position_words = size_t(all[size_t(3 * source + 2)]);
+      const size_t position_words = size_t(position_count);
       std::vector<int64_t> words;
       if (worker_index() == source) {
         words = e.snapshot;
@@ -284,7 +294,13 @@ bool MultiWorkerMirroredStrategy::run_elastic_step(const std::function<void()>& 
         cluster_->report_error(task_name(worker_index()) + " failed: " + why);
         std::rethrow_exception(error);
       }
-      const bool taken_over = synchronize_members(/*reform=*/true);
+      bool taken_over = false;
+      try {
+        taken_over = synchronize_members(/*reform=*/true);
+      } catch (...) {
+        e.in_step = false;  // the job failed: later calls must not think a step is running
+        throw;
+      }
       e.in_step = false;
       if (taken_over) return false;
       take_snapshot();
