@@ -135,19 +135,32 @@ std::vector<std::shared_ptr<ReplicatedVariable>> live_variables(
 void MultiWorkerMirroredStrategy::take_snapshot() {
   Elastic& e = *elastic_;
   e.snapshot.clear();
+  e.snapshot_words = 2;
   NoGradGuard no_grad;
   for (const auto& v : live_variables(e.variables_mutex, e.variables)) {
     // The cross-replica value: a mirrored variable's copy (equal between steps), a metric's
     // sum over every worker.
-    for (double x : v->value().to(Device::cpu()).cast(DType::kFloat64).to_vector<double>()) {
-      e.snapshot.push_back(bits_of(x));
-    }
+    e.snapshot.push_back(v->value().to(Device::cpu()).clone());
+    e.snapshot_words += e.snapshot.back().numel();
   }
-  const GeneratorState generator = get_generator_state();
-  e.snapshot.push_back(int64_t(generator.seed));
-  e.snapshot.push_back(int64_t(generator.offset));
+  e.snapshot_generator = get_generator_state();
   e.snapshot_position = e.position ? e.position->save() : std::vector<int64_t>();
 }
+
+namespace {
+
+// A snapshot as a synchronization sends it: every value as float64 bits, then the generator.
+std::vector<int64_t> snapshot_words(const std::vector<Tensor>& values, GeneratorState generator) {
+  std::vector<int64_t> words;
+  for (const Tensor& value : values) {
+    for (double x : value.cast(DType::kFloat64).to_vector<double>()) words.push_back(bits_of(x));
+  }
+  words.push_back(int64_t(generator.seed));
+  words.push_back(int64_t(generator.offset));
+  return words;
+}
+
+}  // namespace
 
 void MultiWorkerMirroredStrategy::load_snapshot(const std::vector<int64_t>& words,
                                                 size_t state_words) {
@@ -200,7 +213,7 @@ bool MultiWorkerMirroredStrategy::synchronize_members(bool reform) {
       // among equals: at the start, the chief's initial values, as TensorFlow's).
       const std::vector<int64_t> all =
           comm->all_gather(Tensor::from_vector<int64_t>(
-                               {e.synced ? e.completed : -1, int64_t(e.snapshot.size()),
+                               {e.synced ? e.completed : -1, e.snapshot_words,
                                 int64_t(e.snapshot_position.size())}))
               .to_vector<int64_t>();
       const int workers = num_workers();
@@ -231,7 +244,7 @@ bool MultiWorkerMirroredStrategy::synchronize_members(bool reform) {
       const size_t position_words = size_t(position_count);
       std::vector<int64_t> words;
       if (worker_index() == source) {
-        words = e.snapshot;
+        words = snapshot_words(e.snapshot, e.snapshot_generator);
         words.insert(words.end(), e.snapshot_position.begin(), e.snapshot_position.end());
       } else {
         words.assign(state_words + position_words, 0);

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "distribute/multi_worker_mirrored_strategy.h"
+#include "framework/core/random.h"
+#include "framework/core/tensor.h"
 
 namespace strata::distribute {
 
@@ -30,9 +32,13 @@ struct MultiWorkerMirroredStrategy::Elastic {
   // place is `position` (null outside any loop: a custom loop's steps).
   std::vector<const LoopPosition*> loops;
   const LoopPosition* position = nullptr;
-  // This worker's state at the start of the step in flight: the variables' values (float64
-  // bits) and the generator, then fit's place (empty outside fit's training steps).
-  std::vector<int64_t> snapshot;
+  // This worker's state at the start of the step in flight: copies of the variables' values
+  // (on the host, in their own dtypes: a copy per step, no conversion), the generator, and
+  // fit's place (empty outside fit's training steps). snapshot_words: the values' count + 2
+  // (the generator), what a synchronization sends of it as float64 bits.
+  std::vector<Tensor> snapshot;
+  GeneratorState snapshot_generator;
+  int64_t snapshot_words = 0;
   std::vector<int64_t> snapshot_position;
   ElasticCounts counts;
   std::function<void()> synchronization_hook;  // tests
