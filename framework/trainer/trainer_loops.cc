@@ -163,7 +163,11 @@ distribute::Strategy::LoopPosition loop_position(Model& m, const EpochIterator& 
     point.data.pass_rng.offset = uint64_t(next());
     for (std::vector<uint64_t>* state : {&point.data.pipeline_at_pass_start, &point.data.pipeline_now}) {
       const int64_t n = next();
-      if (n < 0 || n > int64_t(words.size())) next();  // throws: a length past the words
+      if (n < 0 || n > int64_t(words.size() - at)) {
+        throw StateError("Model.fit: the elastic job's loop position names a dataset state of " +
+                         std::to_string(n) + " words where " + std::to_string(words.size() - at) +
+                         " are left; every worker must run the same program");
+      }
       for (int64_t i = 0; i < n; ++i) state->push_back(uint64_t(next()));
     }
     point.rng = get_generator_state();  // the job's, as the strategy just set it
