@@ -132,8 +132,13 @@ std::vector<std::shared_ptr<ReplicatedVariable>> live_variables(
 
 }  // namespace
 
-void MultiWorkerMirroredStrategy::take_snapshot() {
+std::vector<int64_t> MultiWorkerMirroredStrategy::loop_position() const {
+  return elastic_->position ? elastic_->position->save() : std::vector<int64_t>();
+}
+
+void MultiWorkerMirroredStrategy::take_snapshot(std::vector<int64_t> position) {
   Elastic& e = *elastic_;
+  e.snapshot_position = std::move(position);
   e.snapshot.clear();
   e.snapshot_words = 2;
   NoGradGuard no_grad;
@@ -144,7 +149,6 @@ void MultiWorkerMirroredStrategy::take_snapshot() {
     e.snapshot_words += e.snapshot.back().numel();
   }
   e.snapshot_generator = get_generator_state();
-  e.snapshot_position = e.position ? e.position->save() : std::vector<int64_t>();
 }
 
 namespace {
@@ -279,13 +283,15 @@ bool MultiWorkerMirroredStrategy::synchronize_members(bool reform) {
 
 bool MultiWorkerMirroredStrategy::run_elastic_step(const std::function<void()>& step) {
   Elastic& e = *elastic_;
-  take_snapshot();
   // Workers join only at a training step's boundary (fit's validation has no place to join
-  // at; a custom loop's steps are all training steps).
-  const bool training = e.position == nullptr || !e.snapshot_position.empty();
+  // at; a custom loop's steps are all training steps). Only a training step falls back on its
+  // snapshot, so the other loops' steps (evaluate, predict) copy nothing.
+  std::vector<int64_t> position = loop_position();
+  const bool training = e.position == nullptr || !position.empty();
+  if (training || !e.synced) take_snapshot(std::move(position));
   if (!e.synced || (e.reform_pending && training)) {
     synchronize_members(/*reform=*/e.synced);
-    take_snapshot();
+    take_snapshot(loop_position());
   }
   for (;;) {
     e.in_step = true;
@@ -316,7 +322,7 @@ bool MultiWorkerMirroredStrategy::run_elastic_step(const std::function<void()>& 
       }
       e.in_step = false;
       if (taken_over) return false;
-      take_snapshot();
+      take_snapshot(loop_position());
     }
   }
 }
@@ -352,7 +358,7 @@ void MultiWorkerMirroredStrategy::enter_training_loop(const LoopPosition* positi
   elastic_->loops.push_back(position);
   elastic_->position = position;
   if (!elastic_->synced) {
-    take_snapshot();
+    take_snapshot(loop_position());
     synchronize_members(/*reform=*/false);
   }
 }

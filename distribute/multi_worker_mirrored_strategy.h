@@ -140,7 +140,9 @@ class MultiWorkerMirroredStrategy final : public Strategy {
   // then brings every member to the furthest member's snapshot; true when that covered the
   // step this worker has in flight.
   bool synchronize_members(bool reform);
-  void take_snapshot();
+  // This worker's state now, with `position` (the loop's, LoopPosition::save) as its place.
+  void take_snapshot(std::vector<int64_t> position);
+  std::vector<int64_t> loop_position() const;
   void load_snapshot(const std::vector<int64_t>& words, size_t state_words);
   void track_for_elastic(std::shared_ptr<ReplicatedVariable> v);
 

@@ -60,10 +60,7 @@ class WaitForJoin final : public Callback {
     if (epoch_now_ != epoch_ || batch != batch_) return;
     const uint64_t now = s_.elastic_counts().generation;
     std::ofstream(marker_) << "training\n";  // the parent starts the joiner now
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (s_.elastic_counts().generation_seen <= now && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
+    wait_until([&] { return s_.elastic_counts().generation_seen > now; }, 60);
   }
 
  private:
@@ -81,10 +78,7 @@ class PauseForFile final : public Callback {
   void on_train_batch_end(int batch, const Logs&) override {
     if (epoch_now_ != 2 || batch != 0) return;
     std::ofstream(file_ + ".at") << "paused\n";
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (!std::filesystem::exists(file_) && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
+    wait_until([&] { return std::filesystem::exists(file_); }, 60);
   }
 
  private:
@@ -225,28 +219,19 @@ TEST(ElasticTrainingChild, Run) {
   write_result(std::getenv(kOut), train(strategy.get(), callbacks, epochs));
 }
 
-class ElasticTraining : public ::testing::Test {
+class ElasticTraining : public WorkerJobTest {
  protected:
-  void SetUp() override {
-    dir_ = ::testing::TempDir() + "elastic_" +
-           ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
-           std::to_string(getpid());
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
-  std::string out(int w) const { return dir_ + "/out_" + std::to_string(w); }
-  std::string log(int w) const { return dir_ + "/log_" + std::to_string(w); }
+  ElasticTraining() : WorkerJobTest("elastic") {}
 
   int start(WorkerProcesses& job, const std::vector<std::string>& configs, int w,
-            const std::string& scenario, std::vector<std::string> env = {}) {
+            const std::string& scenario, std::vector<std::string> env = {},
+            const std::string& log_suffix = "") {
     env.push_back("TF_CONFIG=" + configs[size_t(w)]);
     env.push_back(std::string(kScenario) + "=" + scenario);
     env.push_back(std::string(kOut) + "=" + out(w));
-    return job.start(kChildTest, env, log(w));
+    return job.start(kChildTest, env, log(w) + log_suffix);
   }
 
-  std::string dir_;
 };
 
 void expect_same_weights(const Result& got, const Result& want, const std::string& who) {
@@ -296,11 +281,8 @@ TEST_F(ElasticTraining, AWorkerThatJoinsMidEpochTakesOverTheStateAndPlace) {
   const std::vector<std::string> wait_env{std::string(kWaitJoinAt) + "=1:0"};
   for (int w = 0; w < 2; ++w) start(job, configs, w, "two_then_join", wait_env);
   // The third starts once worker 0 trains (in epoch 1: the first two formed without it).
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!std::filesystem::exists(out(0) + ".marker") && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  ASSERT_TRUE(std::filesystem::exists(out(0) + ".marker")) << job.log(0);
+  ASSERT_TRUE(wait_until([&] { return std::filesystem::exists(out(0) + ".marker"); }, 60))
+      << job.log(0);
   start(job, configs, 2, "two_then_join");
   for (int w = 0; w < 3; ++w) {
     const ChildExit e = job.wait(w, 120);
@@ -394,21 +376,14 @@ TEST_F(ElasticTraining, KillsAndRestartsDuringTrainingLeaveTheResultOfAnUninterr
   int run = 0;
   for (int kill = 1; kill <= 6; ++kill) {
     // Kill at steps 8, 16, ..., 48 of the chief.
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
-    for (;;) {
-      const int steps = std::atoi(read_file_text(out(0) + ".progress").c_str());
-      if (steps >= 8 * kill || std::chrono::steady_clock::now() > deadline) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
+    wait_until([&] { return std::atoi(read_file_text(out(0) + ".progress").c_str()) >= 8 * kill; },
+               90);
     const int w = 1 + int(random() % 2);
     job.kill(slot_of[size_t(w)]);
     const ChildExit e = job.wait(slot_of[size_t(w)], 30);
     ASSERT_EQ(e.signal, SIGKILL) << "worker " << w << " ended otherwise:\n" << job.log(slot_of[size_t(w)]);
     // Started again in its slot: a new process that joins the running job.
-    std::vector<std::string> env = {"TF_CONFIG=" + configs[size_t(w)],
-                                    std::string(kScenario) + "=chaos",
-                                    std::string(kOut) + "=" + out(w)};
-    slot_of[size_t(w)] = job.start(kChildTest, env, log(w) + "_" + std::to_string(++run));
+    slot_of[size_t(w)] = start(job, configs, w, "chaos", {}, "_" + std::to_string(++run));
   }
   for (int w = 0; w < 3; ++w) {
     const ChildExit e = job.wait(slot_of[size_t(w)], 120);

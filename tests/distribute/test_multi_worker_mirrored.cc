@@ -324,18 +324,9 @@ TEST(MultiWorkerChild, Run) {
 
 // ---- the tests ----
 
-class MultiWorkerMirrored : public ::testing::Test {
+class MultiWorkerMirrored : public WorkerJobTest {
  protected:
-  void SetUp() override {
-    dir_ = ::testing::TempDir() + "mwms_" +
-           ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
-           std::to_string(getpid());
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
-  std::string out(int w) const { return dir_ + "/out_" + std::to_string(w); }
-  std::string log(int w) const { return dir_ + "/log_" + std::to_string(w); }
+  MultiWorkerMirrored() : WorkerJobTest("mwms") {}
 
   // Starts worker w of `configs` with `scenario`.
   // "nccl_fit": worker w on /gpu:w.
@@ -363,7 +354,6 @@ class MultiWorkerMirrored : public ::testing::Test {
     return results;
   }
 
-  std::string dir_;
 };
 
 void expect_same_run(const RunResult& got, const RunResult& want, const std::string& who) {

@@ -10,7 +10,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <gtest/gtest.h>
+
 #include <chrono>
+#include <functional>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -71,6 +74,37 @@ struct ChildExit {
   int code = -1;
   int signal = 0;
   double seconds = 0;    // from wait_child's call to the end
+};
+
+// Polls `done` every 10 ms until it holds or `seconds` pass; whether it held. For waits on
+// other processes' progress (files they write), bounded so a test never hangs.
+inline bool wait_until(const std::function<bool()>& done, double seconds) {
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(int64_t(seconds * 1000));
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+// A fixture with a fresh folder per test for the workers' outputs (out(w)) and logs (log(w)).
+class WorkerJobTest : public ::testing::Test {
+ protected:
+  explicit WorkerJobTest(std::string tag) : tag_(std::move(tag)) {}
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + tag_ + "_" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
+           std::to_string(getpid());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string out(int w) const { return dir_ + "/out_" + std::to_string(w); }
+  std::string log(int w) const { return dir_ + "/log_" + std::to_string(w); }
+
+  std::string tag_;
+  std::string dir_;
 };
 
 class WorkerProcesses {
