@@ -149,9 +149,12 @@ MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(
     factory = [ops, cluster](const std::vector<Device>& d) -> std::unique_ptr<CommunicatorGroup> {
       std::unique_ptr<CommunicatorGroup> local = ops->make_group(d);
       if (cluster == nullptr) return local;
+      const bool on_host = std::all_of(d.begin(), d.end(), [](const Device& device) {
+        return device.type == DeviceType::kCPU;
+      });
       return std::make_unique<HierarchicalGroup>(
           std::move(local), cluster->communicator(),
-          [cluster](const std::string& reason) { cluster->abort(reason); });
+          [cluster](const std::string& reason) { cluster->abort(reason); }, on_host);
     };
   }
   const int n = int(devices.size());

@@ -106,12 +106,14 @@ class HierarchicalCommunicator final : public Communicator {
 
 HierarchicalGroup::HierarchicalGroup(std::unique_ptr<CommunicatorGroup> local,
                                      std::shared_ptr<Communicator> cross,
-                                     std::function<void(const std::string&)> abort_cross)
+                                     std::function<void(const std::string&)> abort_cross,
+                                     bool on_host)
     : local_(std::move(local)), cross_(std::move(cross)), abort_cross_(std::move(abort_cross)) {
   const int n = local_->world_size();
   for (int l = 0; l < n; ++l) {
-    communicators_.push_back(
-        n == 1 ? cross_ : std::make_shared<HierarchicalCommunicator>(local_->communicator(l), cross_));
+    communicators_.push_back(n == 1 && on_host ? cross_
+                                               : std::make_shared<HierarchicalCommunicator>(
+                                                     local_->communicator(l), cross_));
   }
 }
 

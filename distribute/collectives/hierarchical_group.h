@@ -7,7 +7,9 @@
 // Ranks are global: worker w's local replica l is rank w * local_size + l, as
 // replica_id_in_sync_group.
 //
-// With one local replica the cross-worker communicator is the replica's own (no extra step).
+// With one local replica on the host the cross-worker communicator is the replica's own (no extra
+// step); a replica on a GPU goes through the hierarchical path, which stages each value on the
+// host for Gloo (handing Gloo the GPU tensor failed: found on an H200, 2026-11-28).
 #pragma once
 
 #include <functional>
@@ -23,8 +25,9 @@ class HierarchicalGroup final : public CommunicatorGroup {
  public:
   // `cross`: this worker's rank among the workers. `abort_cross` makes its pending and later
   // collectives fail (GlooCommunicator::abort); called by abort().
+  // `on_host`: every local replica's device is a CPU.
   HierarchicalGroup(std::unique_ptr<CommunicatorGroup> local, std::shared_ptr<Communicator> cross,
-                    std::function<void(const std::string&)> abort_cross);
+                    std::function<void(const std::string&)> abort_cross, bool on_host = true);
 
   int world_size() const override;
   void abort(const std::string& reason) override;

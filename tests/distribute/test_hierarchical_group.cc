@@ -160,5 +160,40 @@ TEST(RowsInASum, EveryFloat64ComesBackBitForBitThroughAFloat32Sum) {
   EXPECT_THROW(rows_from_a_sum(sum, 2, int64_t(row0.size())), ValueError);
 }
 
+// One local replica per worker: on the host the replica talks to the other workers directly
+// (the cross-worker communicator itself); off the host (a GPU) it goes through the hierarchical
+// path, which stages values on the host for Gloo. Here on CPUs: the staged path gives the same
+// sums and gathers, and which path a group took.
+TEST(HierarchicalGroup, OneReplicaOffTheHostIsStagedAndSumsTheSame) {
+  for (const bool on_host : {true, false}) {
+    SCOPED_TRACE(on_host ? "on the host" : "staged");
+    InProcessGroup cross{kWorkers};
+    std::vector<std::unique_ptr<HierarchicalGroup>> workers;
+    for (int w = 0; w < kWorkers; ++w) {
+      workers.push_back(std::make_unique<HierarchicalGroup>(
+          std::make_unique<InProcessGroup>(1), cross.communicator(w),
+          [&cross](const std::string& reason) { cross.abort(reason); }, on_host));
+      EXPECT_EQ(workers.back()->communicator(0) == cross.communicator(w), on_host);
+    }
+    std::vector<std::thread> threads;
+    std::vector<std::vector<float>> sums(kWorkers), gathers(kWorkers);
+    for (int w = 0; w < kWorkers; ++w) {
+      threads.emplace_back([&, w] {
+        Communicator& c = *workers[size_t(w)]->communicator(0);
+        Tensor t = Tensor::from_vector<float>({float(w + 1), 2.0f}, Shape{2});
+        c.all_reduce(t, ReduceOp::kSum);
+        sums[size_t(w)] = t.to_vector<float>();
+        gathers[size_t(w)] = c.all_gather(Tensor::from_vector<float>({float(w)}, Shape{1}))
+                                 .to_vector<float>();
+      });
+    }
+    for (auto& t : threads) t.join();
+    for (int w = 0; w < kWorkers; ++w) {
+      EXPECT_EQ(sums[size_t(w)], (std::vector<float>{3.0f, 4.0f}));
+      EXPECT_EQ(gathers[size_t(w)], (std::vector<float>{0.0f, 1.0f}));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace strata::distribute

@@ -99,6 +99,7 @@ RunResult fit_result(Model& model, History h) {
 
 RunResult train_with_fit(distribute::Strategy* strategy, Norm norm = Norm::kNone,
                          const std::string& optimizer = "sgd_momentum") {
+  ExactFloat32 exact;
   std::shared_ptr<Sequential> model;
   {
     std::optional<distribute::Strategy::Scope> scope;
@@ -117,6 +118,7 @@ RunResult train_with_fit(distribute::Strategy* strategy, Norm norm = Norm::kNone
 RunResult train_custom_loop(distribute::Strategy* strategy,
                             distribute::AutoShardPolicy policy = distribute::AutoShardPolicy::kAuto,
                             const std::string& variant = "") {
+  ExactFloat32 exact;
   distribute::Strategy& s = strategy ? *strategy : *distribute::get_strategy();
   std::shared_ptr<Sequential> model;
   std::shared_ptr<optimizers::Optimizer> opt;
@@ -197,6 +199,7 @@ data::Dataset classifier_records(const std::string& dir, int cycle_length, int b
 }
 
 RunResult train_on_records(distribute::Strategy* strategy, const std::string& dir) {
+  ExactFloat32 exact;
   std::shared_ptr<Sequential> model;
   {
     std::optional<distribute::Strategy::Scope> scope;
@@ -240,6 +243,7 @@ class KillAt final : public Callback {
 // ("<worker>:<epoch>:<batch>") kills that worker there.
 RunResult train_with_backup(distribute::Strategy* strategy, const std::string& backup_dir,
                             const std::string& kill_at) {
+  ExactFloat32 exact;
   std::shared_ptr<Sequential> model;
   {
     auto scope = strategy->scope();
@@ -292,6 +296,10 @@ TEST(MultiWorkerChild, Run) {
   const std::string what = scenario;
   std::vector<std::string> devices;
   if (const char* gpu = std::getenv(kGpu)) devices.push_back(std::string("/gpu:") + gpu);
+  // The BatchNorm + Adam run is compared with MirroredStrategy over two CPUs: its workers train
+  // on the CPU too, also on a GPU machine. (There a bias followed by BatchNorm, whose gradient is
+  // only rounding noise that Adam magnifies, ended 3e-5 apart between GPU and CPU: an H200.)
+  if (what == "fit_bn" && devices.empty()) devices.push_back("/cpu:0");
   auto strategy = std::make_shared<distribute::MultiWorkerMirroredStrategy>(
       nullptr, test_options(what), devices);
   if (what == "fit" || what == "lonely" || what == "nccl_fit" || what == "fit_buckets") {
