@@ -292,6 +292,9 @@ int run(const Args& a) {
 int main(int argc, char** argv) {
   try {
     return run(parse(argc, argv));
+  } catch (const strata::distribute::JobFinishedError& e) {
+    std::fprintf(stderr, "strata_elastic_bench: nothing to do: %s\n", e.what());
+    return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "strata_elastic_bench: %s\n", e.what());
     return 1;

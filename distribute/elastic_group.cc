@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "distribute/cluster/coordination/coordination_client.h"
 #include "distribute/errors.h"
@@ -29,14 +30,35 @@ ElasticGroup::View ElasticGroup::form(uint64_t after_generation, milliseconds ti
   };
   uint64_t generation = after_generation;
   std::string last_failure;
+  // The training is over (a member reached the shutdown barrier): no generation will form
+  // again, so this task is not taken in.
+  auto throw_if_finishing = [&] {
+    if (const std::string finishing = client_.job_finishing(); !finishing.empty()) {
+      throw JobFinishedError("elastic group: the job is finishing (" + finishing + "), so " +
+                             client_.self().name() + " was not taken in: there is no training "
+                             "left to join");
+    }
+  };
   for (;;) {
+    throw_if_finishing();
     if (left() == milliseconds(0) && !last_failure.empty()) {
       throw CoordinationError("elastic group: no generation after " +
                               std::to_string(after_generation) + " formed within " +
                               std::to_string(timeout.count()) + " ms; the last try: " +
                               last_failure);
     }
-    const CoordinationClient::Membership m = client_.membership_after(generation, left());
+    // In slices, so that a task waiting to be taken in hears that the job is finishing.
+    CoordinationClient::Membership m;
+    for (;;) {
+      try {
+        m = client_.membership_after(generation, std::min(left(), milliseconds(1000)));
+        break;
+      } catch (const CoordinationError&) {
+        if (client_.posted_error() || left() == milliseconds(0)) throw;
+        throw_if_finishing();
+        std::this_thread::sleep_for(std::min(left(), milliseconds(50)));  // no spin on a refusal
+      }
+    }
     generation = m.generation;
     auto me = std::find(m.members.begin(), m.members.end(), self_);
     if (me == m.members.end()) continue;   // not admitted yet: the next generation
@@ -51,6 +73,9 @@ ElasticGroup::View ElasticGroup::form(uint64_t after_generation, milliseconds ti
     // one, some of them perhaps straight away): stop waiting for it as soon as one is heard of.
     options.abandon = [this, generation = m.generation]() -> std::string {
       if (std::optional<std::string> error = client_.posted_error()) return *error;
+      if (const std::string finishing = client_.job_finishing(); !finishing.empty()) {
+        return "the job is finishing (" + finishing + ")";
+      }
       const uint64_t seen = client_.membership_generation_seen();
       if (seen <= generation) return "";
       return "membership generation " + std::to_string(seen) + " replaced generation " +
@@ -68,6 +93,7 @@ ElasticGroup::View ElasticGroup::form(uint64_t after_generation, milliseconds ti
       // A member vanished (or a newer generation replaced this one) during the rendezvous: the
       // service announces the next generation; form that one. A failed job fails here for good.
       if (client_.posted_error()) throw;
+      throw_if_finishing();
       last_failure = e.what();
       continue;
     }

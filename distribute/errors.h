@@ -14,6 +14,14 @@ class CoordinationError : public Error {
   using Error::Error;
 };
 
+// An elastic job's worker that came (or came back) after the training was over: a member had
+// reached the shutdown barrier, so no generation would take it in (torchelastic's closed
+// rendezvous). Nothing failed: a program that catches it exits with success, as the apps do.
+class JobFinishedError : public CoordinationError {
+ public:
+  using CoordinationError::CoordinationError;
+};
+
 // A collective that cannot complete: ranks disagree on shapes, dtypes or the operation, or a
 // rank did not arrive within the timeout (the message names the missing ranks).
 class CollectiveError : public Error {

@@ -277,6 +277,7 @@ bool MultiWorkerMirroredStrategy::synchronize_members(bool reform) {
         throw;
       }
       // A member left during the synchronization: the next generation, without it.
+      cluster_->report_lost_peer();
     }
   }
 }
@@ -313,6 +314,9 @@ bool MultiWorkerMirroredStrategy::run_elastic_step(const std::function<void()>& 
         cluster_->report_error(task_name(worker_index()) + " failed: " + why);
         std::rethrow_exception(error);
       }
+      // The service learns of the broken connection now, so that it drops a member that died
+      // (or was cut off) within seconds rather than after the heartbeat timeout.
+      cluster_->report_lost_peer();
       bool taken_over = false;
       try {
         taken_over = synchronize_members(/*reform=*/true);

@@ -156,7 +156,17 @@ std::unique_ptr<WorkerCluster> WorkerCluster::join(const ClusterResolver& resolv
     // grace period; a task joining a running job waits here until the others re-form.
     cluster->group_ = std::make_unique<ElasticGroup>(*client, gloo);
     auto view = std::make_shared<View>();
-    view->group = cluster->group_->form(0, coordination.register_timeout);
+    try {
+      view->group = cluster->group_->form(0, coordination.register_timeout);
+    } catch (const JobFinishedError&) {
+      // Registered, so a member the finishing workers wait for at the shutdown barrier: leave
+      // through it with them, then tell the program there is nothing to do.
+      try {
+        cluster->client_->shutdown();
+      } catch (const std::exception&) {
+      }
+      throw;
+    }
     cluster->view_ = std::move(view);
     cluster->watcher_ = std::thread([self] { self->watch_membership(); });
   } else {
@@ -245,9 +255,22 @@ uint64_t WorkerCluster::generation_seen() const {
 void WorkerCluster::reform(std::chrono::milliseconds timeout) {
   STRATA_CHECK(group_ != nullptr);
   auto next = std::make_shared<View>();
-  next->group = group_->form(generation(), timeout);
+  try {
+    next->group = group_->form(generation(), timeout);
+  } catch (const JobFinishedError& e) {
+    // A member completed the last step (its collectives did) while this worker's failed: this
+    // worker has something to do (the step) that nobody will do with it. Not "nothing to do".
+    throw CoordinationError(task_names_.at(size_t(worker_index_)) + " lost a peer during the "
+                            "job's last step, which the other members completed: they finished "
+                            "the job and hold its final state; this worker's last step did not "
+                            "complete (" + std::string(e.what()) + ")");
+  }
   std::lock_guard<std::mutex> lock(view_mutex_);
   view_ = std::move(next);
+}
+
+void WorkerCluster::report_lost_peer() {
+  if (group_) client_->report_lost_peer();
 }
 
 // Heartbeat replies carry the membership's generation; when one comes that has lost a member

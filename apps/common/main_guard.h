@@ -4,6 +4,8 @@
 //   128 + sig  training stopped by SIGTERM / SIGINT (what shells and schedulers expect of a
 //              signalled process); in a multi-worker job every worker exits so when any one
 //              of them was signalled (the job stopped together and the chief saved)
+//   0          also: an elastic job's worker that came after the training was over
+//              (JobFinishedError: nothing to do)
 //   1          everything else: errors Strata reports (missing data, bad shapes, an unusable
 //              --model_dir, ...), out of memory, a failed file-system call, a bug.
 #pragma once
@@ -35,6 +37,10 @@ int guarded_main(Body&& body) {
     return 2;
   } catch (const ReportedInterruption& e) {
     return 128 + e.signal;
+  } catch (const strata::distribute::JobFinishedError& e) {
+    // A worker of an elastic job started (or restarted) after its training was over.
+    std::cerr << "nothing to do: " << e.what() << "\n";
+    return 0;
   } catch (const strata::TrainingInterrupted& e) {
     std::cerr << e.what() << "\n";
     return 128 + e.signal();

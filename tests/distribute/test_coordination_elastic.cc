@@ -13,6 +13,7 @@
 
 #include "distribute/cluster/coordination/coordination_client.h"
 #include "distribute/cluster/coordination/coordination_service.h"
+#include "distribute/errors.h"
 #include "tests/distribute/coordination_test_util.h"
 
 namespace strata::distribute {
@@ -151,6 +152,34 @@ TEST(CoordinationElastic, FewerThanTheMinimumFailsTheJobNamingWhy) {
             std::string::npos) << m;
 }
 
+// A task whose collective broke on a closed connection reports a lost peer: for a while the
+// service declares a member lost after suspicion_timeout() of silence (2 s here) instead of the
+// heartbeat timeout (8 s). The message tells which rule dropped it; the live members, still
+// heartbeating, stay.
+TEST(CoordinationElastic, AReportedLostPeerIsDroppedAfterTheShorterSilence) {
+  ElasticJob job(3, 3);   // min 3: the loss is the job's error, whose message says which rule
+  job.options.heartbeat_timeout = 8000ms;
+  job.service = CoordinationService::start("127.0.0.1:0", job.tasks, job.options);
+  job.address = "127.0.0.1:" + std::to_string(job.service->port());
+  ASSERT_EQ(job.options.suspicion_timeout(), 2000ms);
+  job.start_together({0, 1, 2});
+  ASSERT_EQ(job.after(0, 0).members, (std::vector<int>{0, 1, 2}));
+  std::promise<std::string> failed;
+  job.clients[1]->set_error_callback([&](const std::string& m) { failed.set_value(m); });
+  // The live members outlast a suspicion window: heartbeats keep them in.
+  job.clients[0]->report_lost_peer();
+  std::this_thread::sleep_for(3000ms);
+  EXPECT_FALSE(job.clients[0]->posted_error().has_value()) << *job.clients[0]->posted_error();
+  job.clients[2].reset();   // killed: no more heartbeats
+  job.clients[0]->report_lost_peer();
+  auto message = failed.get_future();
+  ASSERT_EQ(message.wait_for(20s), std::future_status::ready);
+  const std::string m = message.get();
+  EXPECT_NE(m.find("worker 2 (localhost:21002) sent no heartbeat for 2000 ms after another task's "
+                   "connection to the job's collectives broke"),
+            std::string::npos) << m;
+}
+
 // The membership keys are the service's: no task may write them.
 TEST(CoordinationElastic, TasksCannotWriteTheMembershipKeys) {
   ElasticJob job(1, 1);
@@ -172,6 +201,32 @@ TEST(CoordinationElastic, ConnectWithoutTheMinimumTimesOutSayingSo) {
   const std::string m = coordination_error_of([&] { job.start(0).get(); });
   EXPECT_NE(m.find("no membership generation 1"), std::string::npos) << m;
   EXPECT_NE(m.find("fewer than elastic_min_tasks"), std::string::npos) << m;
+}
+
+// Once a member reached the shutdown barrier the training is over: a task that registers
+// then (a worker restarted after the last step) is told so (JobFinishedError, which the apps
+// turn into exit status 0), and heartbeats tell every task why.
+TEST(CoordinationElastic, ATaskRegisteringAfterTheShutdownBarrierIsToldTheJobFinished) {
+  ElasticJob job(3, 2);
+  job.start_together({0, 1});
+  EXPECT_EQ(job.after(0, 0).members, (std::vector<int>{0, 1}));
+  EXPECT_EQ(job.clients[0]->job_finishing(), "");
+  std::vector<std::future<void>> leaving;
+  for (int i : {0, 1}) {
+    CoordinationClient* c = job.clients[size_t(i)].get();
+    leaving.push_back(std::async(std::launch::async, [c] { c->shutdown(); }));
+  }
+  for (auto& l : leaving) l.get();
+  auto late = job.client(2);
+  try {
+    late->connect();
+    FAIL() << "task 2 was admitted after the job finished";
+  } catch (const JobFinishedError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("the job is finishing"), std::string::npos) << what;
+    EXPECT_NE(what.find("reached the shutdown barrier"), std::string::npos) << what;
+    EXPECT_NE(what.find(job.tasks[2].name() + " was not admitted"), std::string::npos) << what;
+  }
 }
 
 }  // namespace

@@ -3,17 +3,24 @@
 // CoordinationClient and group, over real gRPC and loopback TCP: a member that dies fails the
 // survivors' collective, they form the next generation without it, and a task that joins is in
 // the one after.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <gloo/transport/tcp/address.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <future>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "distribute/cluster/coordination/coordination_client.h"
 #include "distribute/cluster/coordination/coordination_service.h"
+#include "distribute/collectives/gloo/gloo_store.h"
 #include "distribute/elastic_group.h"
+#include "distribute/errors.h"
 #include "tests/distribute/coordination_test_util.h"
 #include "framework/core/tensor.h"
 
@@ -146,6 +153,95 @@ TEST(ElasticGroup, SurvivorsReformWithoutALostMemberAndTakeInOneThatJoins) {
   EXPECT_FALSE(t[0]->client.try_get("gloo/g" + std::to_string(survivors) + "/endpoints/0"));
   EXPECT_TRUE(t[0]->client.try_get("gloo/g" + std::to_string(t[0]->view.generation) +
                                    "/endpoints/0"));
+}
+
+// Task 2 dies while the first generation forms: after publishing its ends of the pairs, before
+// dialing (its addresses compare larger, so the others listen for it). The others must give up
+// on that generation once the service drops task 2 (a heartbeat timeout, 3 s) and form the next
+// one without it. Before GlooOptions::abandon reached the connect wait, they waited in Gloo's
+// connect 5x the rendezvous timeout (here 150 s, past form()'s 30 s: form() failed).
+TEST(ElasticGroup, AMemberThatDiesWhileTheFirstGenerationFormsIsLeftOut) {
+  const std::vector<CoordinationTask> tasks = testing::worker_tasks(3, 22200);
+  CoordinationOptions all_three = elastic_options();
+  all_three.elastic_grace = 60s;   // the first generation holds all three, however slow they come
+  auto service = CoordinationService::start("127.0.0.1:0", tasks, all_three);
+  const std::string address = "127.0.0.1:" + std::to_string(service->port());
+  auto dying = std::make_unique<CoordinationClient>(address, tasks[2], tasks, elastic_options());
+  std::vector<std::unique_ptr<Task>> t(3);
+  std::vector<std::future<void>> up;
+  for (int i : {0, 1}) {
+    t[size_t(i)] = std::make_unique<Task>(address, tasks, i);
+    Task* task = t[size_t(i)].get();
+    up.push_back(std::async(std::launch::async, [task] {
+      task->client.connect();
+      GlooOptions options = gloo_options();
+      options.timeout = 60000ms;
+      task->group = std::make_unique<ElasticGroup>(task->client, options);
+      task->view = task->group->form(0, 30s);
+    }));
+  }
+  dying->connect();   // every slot up: generation 1 holds all three
+  const CoordinationClient::Membership first = dying->membership_after(0, 20s);
+  ASSERT_EQ(first.members, (std::vector<int>{0, 1, 2}));
+  sockaddr_storage ss{};
+  auto* in = reinterpret_cast<sockaddr_in*>(&ss);
+  in->sin_family = AF_INET;
+  in->sin_port = htons(65535);
+  in->sin_addr.s_addr = htonl(0x7ffffffe);   // 127.255.255.254: above any rank's own
+  const std::string prefix = "gloo/g" + std::to_string(first.generation);
+  GlooStore published(*dying, prefix, 10000ms);
+  published.set_many({{"pair/2/0", gloo::transport::tcp::Address(ss).bytes()},
+                      {"pair/2/1", gloo::transport::tcp::Address(ss).bytes()}});
+  dying.reset();   // killed: no more heartbeats, never dials
+  for (auto& u : up) u.get();
+  for (int i : {0, 1}) {
+    EXPECT_GT(t[size_t(i)]->view.generation, first.generation);
+    EXPECT_EQ(t[size_t(i)]->view.members, (std::vector<int>{0, 1}));
+  }
+  EXPECT_EQ(all_reduce_ones(t, {0, 1}), (std::vector<float>{2, 2}));
+}
+
+// A task that registers after the last step (a worker restarted then) is a member of a
+// generation nobody else forms: once a member reaches the shutdown barrier the job is
+// finishing, its form() throws JobFinishedError at once (not after the rendezvous timeout), and
+// its shutdown() lets the others' barrier complete.
+TEST(ElasticGroup, ATaskWaitingToBeTakenInWhenTheJobFinishesLeavesThroughTheShutdownBarrier) {
+  const std::vector<CoordinationTask> tasks = testing::worker_tasks(3, 22100);
+  CoordinationOptions options = elastic_options();
+  options.shutdown_timeout = 60000ms;
+  auto service = CoordinationService::start("127.0.0.1:0", tasks, options);
+  const std::string address = "127.0.0.1:" + std::to_string(service->port());
+  std::vector<std::unique_ptr<Task>> t(3);
+  {
+    std::vector<std::future<void>> up;
+    for (int i : {0, 1}) up.push_back(start(t[size_t(i)], address, tasks, i));
+    for (auto& u : up) u.get();
+  }
+  EXPECT_EQ(t[0]->view.members, (std::vector<int>{0, 1}));
+  // Task 2 registers (a new generation holds it) and waits for the others to re-form.
+  auto joining = start(t[2], address, tasks, 2);
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (!t[0]->group->changed(t[0]->view) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_TRUE(t[0]->group->changed(t[0]->view)) << "task 2 never registered";
+  // The training is over: tasks 0 and 1 leave instead of re-forming.
+  std::vector<std::future<void>> leaving;
+  for (int i : {0, 1}) {
+    CoordinationClient* c = &t[size_t(i)]->client;
+    leaving.push_back(std::async(std::launch::async, [c] { c->shutdown(); }));
+  }
+  try {
+    joining.get();
+    FAIL() << "task 2 was taken in after the job finished";
+  } catch (const JobFinishedError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("reached the shutdown barrier"), std::string::npos) << what;
+    EXPECT_NE(what.find("was not taken in"), std::string::npos) << what;
+  }
+  t[2]->client.shutdown();   // what WorkerCluster does then: the barrier needs every member
+  for (auto& l : leaving) EXPECT_NO_THROW(l.get());
+  EXPECT_FALSE(t[0]->client.posted_error().has_value());
 }
 
 }  // namespace

@@ -26,6 +26,7 @@ constexpr const char* kKillAt = "STRATA_TEST_ELASTIC_KILL_AT";     // "<epoch>:<
 constexpr const char* kWaitJoinAt = "STRATA_TEST_ELASTIC_WAIT_AT"; // "<epoch>:<batch>"
 constexpr const char* kPauseFile = "STRATA_TEST_ELASTIC_PAUSE_FILE";  // netns_elastic_cutoff.sh
 constexpr const char* kDieInSync = "STRATA_TEST_ELASTIC_DIE_IN_SYNC";  // after this many syncs
+constexpr const char* kHoldAfterFit = "STRATA_TEST_ELASTIC_HOLD";   // a release file's path
 constexpr const char* kChildTest = "ElasticTrainingChild.Run";
 
 // 96 samples in global batches of 24 (divisible by 3 workers and by 2), 3 epochs: 12 steps.
@@ -127,6 +128,7 @@ std::pair<int, int> parse_at(const char* text) {
 // The training every test compares: small_classifier with SGD + momentum on the global batches.
 Result train(distribute::MultiWorkerMirroredStrategy* strategy, std::vector<CallbackPtr> callbacks,
              int epochs = kEpochs) {
+  ExactFloat32 exact;
   std::shared_ptr<Sequential> model;
   {
     std::optional<distribute::Strategy::Scope> scope;
@@ -189,8 +191,15 @@ TEST(ElasticTrainingChild, Run) {
   if (scenario == nullptr) GTEST_SKIP() << "runs as a worker process of ElasticTraining tests";
   const std::string what = scenario;
   // "all": every slot comes at the start; "two_then_join": two start without the third.
-  auto strategy = std::make_shared<distribute::MultiWorkerMirroredStrategy>(
-      nullptr, elastic_options(what == "two_then_join" ? 1 : 30));
+  std::shared_ptr<distribute::MultiWorkerMirroredStrategy> strategy;
+  try {
+    strategy = std::make_shared<distribute::MultiWorkerMirroredStrategy>(
+        nullptr, elastic_options(what == "two_then_join" || what == "late" ? 1 : 30));
+  } catch (const distribute::JobFinishedError& e) {
+    // A worker that came after the training was over: nothing to do (the apps exit 0 so).
+    std::ofstream(std::getenv(kOut)) << "finished " << e.what() << "\n";
+    return;
+  }
   if (const char* after = std::getenv(kDieInSync)) {
     // SIGKILL inside a synchronization (its state not yet broadcast) after `after` of them.
     const int64_t n = std::atoll(after);
@@ -217,6 +226,17 @@ TEST(ElasticTrainingChild, Run) {
   // "netns": long enough for a worker to be cut off, dropped, and started again to join.
   const int epochs = what == "netns" ? 8 : what == "chaos" ? kChaosEpochs : kEpochs;
   write_result(std::getenv(kOut), train(strategy.get(), callbacks, epochs));
+  if (const char* release = std::getenv(kHoldAfterFit)) {
+    // Training is over; before leaving (the shutdown barrier, as the strategy goes), wait for a
+    // late worker to register (a new generation heard of), then for the parent's release.
+    const std::string out = std::getenv(kOut);
+    const uint64_t now = strategy->elastic_counts().generation;
+    std::ofstream(out + ".done") << "done\n";
+    if (wait_until([&] { return strategy->elastic_counts().generation_seen > now; }, 60)) {
+      std::ofstream(out + ".seen") << "seen\n";
+    }
+    wait_until([&] { return std::filesystem::exists(release); }, 60);
+  }
 }
 
 class ElasticTraining : public WorkerJobTest {
@@ -296,6 +316,38 @@ TEST_F(ElasticTraining, AWorkerThatJoinsMidEpochTakesOverTheStateAndPlace) {
   EXPECT_GT(joiner.counts.completed_steps, 0);
   EXPECT_LT(joiner.counts.completed_steps, 12);
   EXPECT_GE(read_result(out(0)).counts.reformations, 1);
+}
+
+// The training is over on workers 0 and 1 (2 of 3 slots) when a third process starts in the free
+// slot (a worker restarted after the last step): it registers, but nobody will re-form with it.
+// Once a worker reaches the shutdown barrier it is told there is nothing to do
+// (JobFinishedError), passes the barrier with them, and every process exits with success
+// (before: it waited for a generation that never formed and the chief's barrier failed).
+TEST_F(ElasticTraining, AWorkerThatComesAfterTheLastStepHasNothingToDoAndTheJobSucceeds) {
+  WorkerProcesses job;
+  const std::vector<std::string> configs = tf_configs(3);
+  const std::string release = out(0) + ".release";
+  for (int w = 0; w < 2; ++w) {
+    start(job, configs, w, "late", {std::string(kHoldAfterFit) + "=" + release});
+  }
+  ASSERT_TRUE(wait_until([&] {
+    return std::filesystem::exists(out(0) + ".done") && std::filesystem::exists(out(1) + ".done");
+  }, 60)) << job.log(0) << job.log(1);
+  start(job, configs, 2, "late");
+  const bool seen = wait_until([&] {
+    return std::filesystem::exists(out(0) + ".seen") && std::filesystem::exists(out(1) + ".seen");
+  }, 60);
+  std::ofstream(release) << "go\n";
+  ASSERT_TRUE(seen) << "worker 2 never registered:\n" << job.log(2);
+  for (int w = 0; w < 3; ++w) {
+    const ChildExit e = job.wait(w, 60);
+    ASSERT_TRUE(e.exited && e.code == 0) << "worker " << w << " failed:\n" << job.log(w);
+  }
+  for (int w = 0; w < 2; ++w) EXPECT_EQ(read_result(out(w)).iterations, 12) << "worker " << w;
+  const std::string late = read_file_text(out(2));
+  EXPECT_EQ(late.rfind("finished ", 0), 0u) << late;
+  EXPECT_NE(late.find("reached the shutdown barrier"), std::string::npos) << late;
+  EXPECT_NE(late.find("was not taken in"), std::string::npos) << late;
 }
 
 // 4 workers: worker 3 is killed as batch 1 of epoch 1 begins, and worker 2 dies in the state

@@ -9,6 +9,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <gloo/transport/tcp/address.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -32,6 +36,7 @@
 #include "distribute/cluster/coordination/folder_store.h"
 #include "distribute/cluster/coordination/in_memory_store.h"
 #include "distribute/collectives/gloo/gloo_communicator.h"
+#include "distribute/collectives/gloo/gloo_store.h"
 #include "tests/framework/saving/child_process_util.h"
 
 
@@ -387,6 +392,53 @@ TEST(GlooCommunicator, RendezvousTimeoutNamesTheMissingRank) {
     EXPECT_NE(errors[size_t(r)].find("worker 2 (localhost:20002) did not show up"),
               std::string::npos) << errors[size_t(r)];
     EXPECT_NE(errors[size_t(r)].find("within 1 s"), std::string::npos) << errors[size_t(r)];
+  }
+}
+
+// GlooOptions::abandon: an elastic group's generation that a newer one replaced is given up
+// at once, wherever its rendezvous waits, with the reason (not after the timeout).
+std::function<std::string()> abandon_after(milliseconds delay) {
+  const auto at = Clock::now() + delay;
+  return [at]() -> std::string {
+    return Clock::now() < at ? "" : "generation 3 replaced generation 2 before it formed";
+  };
+}
+
+TEST(GlooCommunicator, AbandonEndsTheWaitForAPeerThatNeverPublishes) {
+  GlooOptions options = options_with_timeout(milliseconds(60000));
+  options.abandon = abandon_after(milliseconds(500));
+  InMemoryStore store;   // rank 1 never comes
+  try {
+    GlooCommunicator comm(store, 0, 2, options);
+    FAIL() << "expected a CoordinationError";
+  } catch (const CoordinationError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("generation 3 replaced generation 2"), std::string::npos) << what;
+  }
+}
+
+TEST(GlooCommunicator, AbandonEndsTheConnectWaitForAPeerThatPublishedAndVanished) {
+  // Rank 1 published its end of the pair and died before dialing: rank 0's end listens for it
+  // (the larger address dials: rank 1's, 127.255.255.254:65535, is larger than any rank 0 gets
+  // on loopback, rank_listen_host.h's 127.1.x.y included). Gloo waits 5x the timeout there (5
+  // minutes here); abandon must end it with its reason.
+  InMemoryStore store;
+  sockaddr_storage ss{};
+  auto* in = reinterpret_cast<sockaddr_in*>(&ss);
+  in->sin_family = AF_INET;
+  in->sin_port = htons(65535);
+  in->sin_addr.s_addr = htonl(0x7ffffffe);   // 127.255.255.254: above any rank's own
+  GlooStore published(store, "gloo", milliseconds(1000));
+  published.set("pair/1/0", gloo::transport::tcp::Address(ss).bytes());
+  GlooOptions options = options_with_timeout(milliseconds(60000));
+  options.abandon = abandon_after(milliseconds(1000));
+  try {
+    GlooCommunicator comm(store, 0, 2, options);
+    FAIL() << "expected a CoordinationError";
+  } catch (const CoordinationError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("generation 3 replaced generation 2"), std::string::npos) << what;
+    EXPECT_EQ(what.find("Connect timeout"), std::string::npos) << what;
   }
 }
 

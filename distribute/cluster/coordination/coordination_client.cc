@@ -109,6 +109,7 @@ struct CoordinationClient::Impl {
   std::function<void(const std::string&)> callback;
   bool callback_fired = false;
   uint64_t generation_seen = 0;   // the membership generation of the last heartbeat reply
+  std::string finishing;          // HeartbeatResponse::finishing, once one brought it
   grpc::ClientContext* heartbeat_call = nullptr;   // the one in flight, to cancel on stop
   std::thread heartbeats;
 
@@ -226,6 +227,9 @@ void CoordinationClient::Impl::heartbeat_loop() {
       last_answer = Clock::now();
       if (!response.error().empty()) learn(response.error());
       generation_seen = std::max(generation_seen, uint64_t(response.membership_generation()));
+      if (!response.finishing().empty() && finishing.empty()) {
+        finishing = response.finishing().substr(0, 1024);
+      }
     } else if (status.error_code() == grpc::StatusCode::FAILED_PRECONDITION ||
                status.error_code() == grpc::StatusCode::INVALID_ARGUMENT ||
                status.error_code() == grpc::StatusCode::UNAUTHENTICATED) {
@@ -294,6 +298,9 @@ void CoordinationClient::connect() {
                               ": start that task (it serves the coordination service), check "
                               "its address in the cluster spec, or raise "
                               "CoordinationOptions::register_timeout" + impl_->tls_hint());
+    }
+    if (status.error_code() == grpc::StatusCode::OUT_OF_RANGE) {
+      throw JobFinishedError(status.error_message().substr(0, 1024));
     }
     if (!status.ok()) impl_->fail("connect", status, timeout);
     {
@@ -377,6 +384,28 @@ int CoordinationClient::self_index() const { return impl_->self_index; }
 uint64_t CoordinationClient::membership_generation_seen() const {
   std::lock_guard<std::mutex> lock(impl_->mutex);
   return impl_->generation_seen;
+}
+
+void CoordinationClient::report_lost_peer() {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    if (!impl_->connected || impl_->stopping || impl_->error) return;
+  }
+  pb::HeartbeatRequest request;
+  impl_->fill(request.mutable_task());
+  request.set_lost_a_peer(true);
+  pb::HeartbeatResponse response;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + impl_->options.rpc_timeout);
+  if (!impl_->stub->Heartbeat(&context, request, &response).ok()) return;
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->generation_seen =
+      std::max(impl_->generation_seen, uint64_t(response.membership_generation()));
+}
+
+std::string CoordinationClient::job_finishing() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->finishing;
 }
 
 void CoordinationClient::barrier(const std::string& id, milliseconds timeout) {

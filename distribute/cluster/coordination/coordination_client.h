@@ -66,6 +66,15 @@ class CoordinationClient final : public KeyValueStore {
   // The latest generation this client's heartbeats brought back (0: none yet): how a task
   // learns cheaply that the membership changed.
   uint64_t membership_generation_seen() const;
+  // Why the job is finishing ("chief 0 (...) reached the shutdown barrier"), once a heartbeat
+  // brought it: the training is over and no task is taken in any more; "" before. (connect()
+  // after that throws JobFinishedError.)
+  std::string job_finishing() const;
+  // Tells the service (a heartbeat, sent now) that a collective of this task failed on a
+  // closed connection: with an elastic membership, it then declares a silent member lost after
+  // CoordinationOptions::suspicion_timeout() rather than the whole heartbeat_timeout. Never
+  // throws (the regular heartbeats tell of a service gone).
+  void report_lost_peer();
   // This task's index in the tasks the service serves (what Membership::members lists).
   int self_index() const;
 

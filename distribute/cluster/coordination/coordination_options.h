@@ -1,6 +1,7 @@
 // CoordinationOptions: the time and size limits of the coordination service and its clients.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 
@@ -38,6 +39,17 @@ struct CoordinationOptions {
   // them, and its end is still the job's.
   size_t elastic_min_tasks = 0;
   std::chrono::milliseconds elastic_grace{5000};
+
+  // Elastic: how long a member may be silent, after a task reported a lost peer, before it is
+  // declared lost: 3 heartbeat intervals, at least 2 s (a live task's heartbeats can lag that
+  // much on a loaded machine) and a quarter of the timeout, at most the timeout. A live member
+  // keeps heartbeating and stays; a killed or cut-off one goes within seconds, not after the
+  // whole heartbeat_timeout.
+  std::chrono::milliseconds suspicion_timeout() const {
+    using std::chrono::milliseconds;
+    return std::min(heartbeat_timeout,
+                    std::max({milliseconds(2000), 3 * heartbeat_interval, heartbeat_timeout / 4}));
+  }
 };
 
 // `options` with the store's limits (max_keys, max_store_bytes) raised by what the collectives'

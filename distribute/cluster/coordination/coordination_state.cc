@@ -159,6 +159,12 @@ void CoordinationState::register_task(const pb::RegisterRequest& request, Reacto
   }
   if (status.ok() && error_) status = posted_status();
   if (!status.ok()) return reactor->Finish(status);
+  if (elastic() && !finishing_.empty()) {
+    return reactor->Finish(Status(StatusCode::OUT_OF_RANGE,
+                                  "connect: the job is finishing (" + finishing_ + "), so " +
+                                      tasks_[i].spec.name() + " was not admitted: there is no "
+                                      "training left to join"));
+  }
   if (elastic()) {
     elastic_register(i, incarnation);
     return reactor->Finish(Status::OK);
@@ -186,9 +192,14 @@ void CoordinationState::heartbeat(const pb::HeartbeatRequest& request,
   Status status = admit(request.has_task(), request.task(), "heartbeat", &i);
   if (status.ok()) {
     tasks_[i].last_heartbeat = Clock::now();
+    if (request.lost_a_peer() && elastic() && generation_ != 0 && !error_) {
+      suspicious_until_ = tasks_[i].last_heartbeat + options_.heartbeat_timeout;
+      wake_.notify_one();   // the silent members' deadlines come sooner
+    }
     // The reply, not a failed status, carries the error: heartbeats are how every task learns it.
     if (error_) response->set_error(*error_);
     response->set_membership_generation(generation_);
+    if (!finishing_.empty()) response->set_finishing(finishing_);
   }
   reactor->Finish(status);
 }
@@ -220,7 +231,12 @@ void CoordinationState::barrier(const pb::BarrierRequest& request, Reactor* reac
     barrier.timeout_ms = request.timeout_ms();
     barrier.deadline = Clock::now() + std::chrono::milliseconds(request.timeout_ms());
   }
-  if (id == kShutdownBarrier) tasks_[i].leaving = true;
+  if (id == kShutdownBarrier) {
+    tasks_[i].leaving = true;
+    if (elastic() && generation_ != 0 && finishing_.empty()) {
+      finishing_ = tasks_[i].spec.name() + " reached the shutdown barrier";
+    }
+  }
   barrier.arrived.insert(i);
   barrier.waiters.push_back(reactor);
   if (!completes) {
@@ -551,17 +567,22 @@ CoordinationState::Clock::time_point CoordinationState::check_deadlines(Clock::t
   }
   if (error_) return next;   // the job has failed already: silence is expected now
   if (elastic()) next = elastic_formation(now, next);
+  if (suspicious_until_ && *suspicious_until_ <= now) suspicious_until_.reset();
+  const bool suspicious = elastic() && suspicious_until_.has_value();
+  const std::chrono::milliseconds silence =
+      suspicious ? options_.suspicion_timeout() : options_.heartbeat_timeout;
   for (size_t i = 0; i < tasks_.size() && !error_; ++i) {
     const TaskState& task = tasks_[i];
     if (!task.registered || task.leaving) continue;
-    const Clock::time_point due = task.last_heartbeat + options_.heartbeat_timeout;
+    const Clock::time_point due = task.last_heartbeat + silence;
     if (due > now) {
       next = std::min(next, due);
       continue;
     }
-    const std::string silent = task.spec.name() + " sent no heartbeat for " +
-                               milliseconds(options_.heartbeat_timeout.count()) +
-                               ": it died, hung or was cut off from the network";
+    const std::string silent =
+        task.spec.name() + " sent no heartbeat for " + milliseconds(silence.count()) +
+        (suspicious ? " after another task's connection to the job's collectives broke" : "") +
+        ": it died, hung or was cut off from the network";
     if (elastic()) {
       elastic_task_lost(i, silent);
       continue;

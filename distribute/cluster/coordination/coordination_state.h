@@ -122,6 +122,13 @@ class CoordinationState {
   void announce_membership();
   uint64_t generation_ = 0;                 // 0: no membership formed yet
   std::vector<size_t> members_;             // sorted task indices
+  // Set when the first member reaches the shutdown barrier ("chief 0 (...) reached the shutdown
+  // barrier"): the training is over, so no task is admitted from then on (a registration is
+  // refused, and a task waiting to be taken in leaves when its heartbeat brings this).
+  std::string finishing_;
+  // Until when members are declared lost after suspicion_timeout() of silence rather than
+  // heartbeat_timeout: a task reported a lost peer (HeartbeatRequest::lost_a_peer).
+  std::optional<Clock::time_point> suspicious_until_;
   std::optional<Clock::time_point> form_at_;  // minimum registered, not formed: when to form
   void watchdog();
 

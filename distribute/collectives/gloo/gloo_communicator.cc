@@ -99,6 +99,54 @@ std::vector<std::vector<char>> wait_for_peers(GlooStore& store, const std::vecto
   }
 }
 
+// While a rank's pairs connect, asks `abandon` every 200 ms; a reason fails every pair's
+// connect wait at once. Why: Gloo waits up to 5x the timeout for a peer that published its
+// address and then died before dialing (tcp::Pair::waitUntil), and an elastic group whose
+// generation a newer one replaced must move on to that one (a worker killed while the first
+// generation formed stalled the others about 330 s there).
+class ConnectWatch {
+ public:
+  ConnectWatch(gloo::transport::tcp::Context& transport,
+               const std::function<std::string()>& abandon) {
+    if (!abandon) return;
+    thread_ = std::thread([this, &transport, &abandon] {
+      std::unique_lock<std::mutex> lock(mutex_);
+      while (!wake_.wait_for(lock, std::chrono::milliseconds(200), [this] { return done_; })) {
+        lock.unlock();
+        std::string why = abandon();
+        lock.lock();
+        if (!why.empty() && !done_) {
+          reason_ = std::move(why);
+          TcpContextAccess::signal_all_pairs(transport, "rendezvous abandoned: " + reason_);
+          return;
+        }
+      }
+    });
+  }
+  ~ConnectWatch() { stop(); }
+  ConnectWatch(const ConnectWatch&) = delete;
+  ConnectWatch& operator=(const ConnectWatch&) = delete;
+
+  // Stops watching (the pairs are connected, or their connect failed); the reason the watch
+  // abandoned the connect, "" when it did not.
+  std::string stop() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+    return reason_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool done_ = false;
+  std::string reason_;
+  std::thread thread_;
+};
+
 // A rendezvous context that lets abort() reach its transport context, and connects its full
 // mesh with one store key per pair.
 class MeshContext final : public gloo::rendezvous::Context {
@@ -145,15 +193,23 @@ class MeshContext final : public gloo::rendezvous::Context {
       peers.push_back(peer);
       peer_address.push_back(&addresses[size_t(next++)]);
     }
-    for (const bool dialing : {true, false}) {
-      for (size_t j = 0; j < peers.size(); ++j) {
-        const std::unique_ptr<gloo::transport::Pair>& pair = transport->getPair(peers[j]);
-        const bool dials_peer =
-            dials(gloo::transport::tcp::Address(pair->address().bytes()),
-                  gloo::transport::tcp::Address(*peer_address[j]));
-        if (dials_peer == dialing) pair->connect(*peer_address[j]);
+    ConnectWatch watch(static_cast<gloo::transport::tcp::Context&>(*transport), abandon);
+    try {
+      for (const bool dialing : {true, false}) {
+        for (size_t j = 0; j < peers.size(); ++j) {
+          const std::unique_ptr<gloo::transport::Pair>& pair = transport->getPair(peers[j]);
+          const bool dials_peer =
+              dials(gloo::transport::tcp::Address(pair->address().bytes()),
+                    gloo::transport::tcp::Address(*peer_address[j]));
+          if (dials_peer == dialing) pair->connect(*peer_address[j]);
+        }
       }
+    } catch (const std::exception&) {
+      if (const std::string why = watch.stop(); !why.empty()) throw CoordinationError(why);
+      throw;
     }
+    // Connected, but a reason that came meanwhile has failed the pairs: the group is unusable.
+    if (const std::string why = watch.stop(); !why.empty()) throw CoordinationError(why);
     device_ = device;
     transportContext_ = std::move(transport);
   }
