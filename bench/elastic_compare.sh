@@ -28,8 +28,10 @@
 # sleeps that long, so the job lasts long enough to be killed in), BACKUP_FREQ (10), KILL_AT
 # (120), RUN_TIMEOUT (180 s per launcher run), THROUGHPUT_STEPS (600; 0: skip), SEED (1: the
 # kill offsets), LOG_DIR (keeps every run's output and step logs), BENCH_ARGS (more flags for
-# every strata_elastic_bench, e.g. "--heartbeat_timeout_seconds 2": a worker that is not
-# restarted is noticed gone after the heartbeat timeout, 10 s by default).
+# every strata_elastic_bench, e.g. "--heartbeat_timeout_seconds 2"). A worker that is not
+# restarted is dropped once silent for 3 heartbeat intervals (at least 2 s) after a survivor
+# reported the broken connection (CoordinationOptions::suspicion_timeout): 2.1 s from the kill
+# to the next step on 2026-11-28, 9.7 s before, when it waited for the 10 s heartbeat timeout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${STRATA_BUILD_DIR:-build}
