@@ -12,22 +12,9 @@
 #include <strata/strata.h>
 
 #include "cuda/gpu_test_utils.h"
+#include "support/test_helpers.h"   // Tf32Scope
 
 namespace strata::testing {
-
-// Sets config::enable_tensor_float_32_execution for its lifetime, then restores the old value.
-class Tf32Scope {
- public:
-  explicit Tf32Scope(bool enabled) : previous_(config::tensor_float_32_execution_enabled()) {
-    config::enable_tensor_float_32_execution(enabled);
-  }
-  ~Tf32Scope() { config::enable_tensor_float_32_execution(previous_); }
-  Tf32Scope(const Tf32Scope&) = delete;
-  Tf32Scope& operator=(const Tf32Scope&) = delete;
-
- private:
-  bool previous_;
-};
 
 using MultiOp = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
 

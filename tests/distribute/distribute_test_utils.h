@@ -12,6 +12,8 @@
 
 #include <strata/strata.h>
 
+#include "support/test_helpers.h"
+
 namespace strata::testing {
 
 // "sgd" and "sgd_momentum": SGD(0.1, momentum 0.9); any other name: optimizers::get(name).
@@ -45,23 +47,6 @@ inline std::shared_ptr<Sequential> small_classifier(const std::string& optimizer
 }
 
 // {"/cpu:0", ..., "/cpu:<n-1>"}: the first n logical CPU devices.
-// While it lives, float32 matmuls and convolutions are exact (TensorFloat-32 off; restored
-// after): tests that compare a distributed run with one process at rtol 1e-5 need it on a GPU,
-// where TF32 (on by default, as TensorFlow's) put runs split differently about 1e-4 apart
-// (an H200, 2026-11-28). No effect on CPUs.
-class ExactFloat32 {
- public:
-  ExactFloat32() : was_(config::tensor_float_32_execution_enabled()) {
-    config::enable_tensor_float_32_execution(false);
-  }
-  ~ExactFloat32() { config::enable_tensor_float_32_execution(was_); }
-  ExactFloat32(const ExactFloat32&) = delete;
-  ExactFloat32& operator=(const ExactFloat32&) = delete;
-
- private:
-  bool was_;
-};
-
 inline std::vector<std::string> cpus(int n) {
   std::vector<std::string> devices;
   for (int r = 0; r < n; ++r) devices.push_back("/cpu:" + std::to_string(r));

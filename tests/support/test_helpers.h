@@ -14,6 +14,22 @@
 
 namespace strata::testing {
 
+// Sets config::enable_tensor_float_32_execution for its lifetime, then restores the old value.
+// Tf32Scope exact(false): exact float32 matmuls and convolutions on a GPU, for tests that compare
+// runs at rtol 1e-5 (TF32, on by default, put differently split runs about 1e-4 apart on an H200).
+class Tf32Scope {
+ public:
+  explicit Tf32Scope(bool enabled) : previous_(config::tensor_float_32_execution_enabled()) {
+    config::enable_tensor_float_32_execution(enabled);
+  }
+  ~Tf32Scope() { config::enable_tensor_float_32_execution(previous_); }
+  Tf32Scope(const Tf32Scope&) = delete;
+  Tf32Scope& operator=(const Tf32Scope&) = delete;
+
+ private:
+  bool previous_;
+};
+
 // The elements of t as doubles, in row-major order.
 inline std::vector<double> values(const Tensor& t) { return t.to_vector<double>(); }
 

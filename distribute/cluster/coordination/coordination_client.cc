@@ -395,8 +395,9 @@ void CoordinationClient::report_lost_peer() {
   impl_->fill(request.mutable_task());
   request.set_lost_a_peer(true);
   pb::HeartbeatResponse response;
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + impl_->options.rpc_timeout);
+  grpc::ClientContext context;   // bounded as a heartbeat is: the re-formation waits for it
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::min(impl_->options.heartbeat_timeout, impl_->options.rpc_timeout));
   if (!impl_->stub->Heartbeat(&context, request, &response).ok()) return;
   std::lock_guard<std::mutex> lock(impl_->mutex);
   impl_->generation_seen =
