@@ -133,25 +133,31 @@ std::vector<std::shared_ptr<ReplicatedVariable>> live_variables(
 }  // namespace
 
 std::vector<int64_t> MultiWorkerMirroredStrategy::loop_position() const {
-  return elastic_->position ? elastic_->position->save() : std::vector<int64_t>();
+  const LoopPosition* position = elastic_->position();
+  return position ? position->save() : std::vector<int64_t>();
 }
 
 void MultiWorkerMirroredStrategy::take_snapshot(std::vector<int64_t> position) {
   Elastic& e = *elastic_;
   e.snapshot_position = std::move(position);
   e.snapshot.clear();
-  e.snapshot_words = 2;
   NoGradGuard no_grad;
   for (const auto& v : live_variables(e.variables_mutex, e.variables)) {
     // The cross-replica value: a mirrored variable's copy (equal between steps), a metric's
     // sum over every worker.
     e.snapshot.push_back(v->value().to(Device::cpu()).clone());
-    e.snapshot_words += e.snapshot.back().numel();
   }
   e.snapshot_generator = get_generator_state();
 }
 
 namespace {
+
+// How many words a synchronization sends of a snapshot: one per value, two for the generator.
+int64_t snapshot_word_count(const std::vector<Tensor>& values) {
+  int64_t words = 2;
+  for (const Tensor& value : values) words += value.numel();
+  return words;
+}
 
 // A snapshot as a synchronization sends it: every value as float64 bits, then the generator.
 std::vector<int64_t> snapshot_words(const std::vector<Tensor>& values, GeneratorState generator) {
@@ -217,7 +223,7 @@ bool MultiWorkerMirroredStrategy::synchronize_members(bool reform) {
       // among equals: at the start, the chief's initial values, as TensorFlow's).
       const std::vector<int64_t> all =
           comm->all_gather(Tensor::from_vector<int64_t>(
-                               {e.synced ? e.completed : -1, e.snapshot_words,
+                               {e.synced ? e.completed : -1, snapshot_word_count(e.snapshot),
                                 int64_t(e.snapshot_position.size())}))
               .to_vector<int64_t>();
       const int workers = num_workers();
@@ -265,8 +271,8 @@ bool MultiWorkerMirroredStrategy::synchronize_members(bool reform) {
       e.synced = true;
       ++e.counts.synchronizations;
       if (taken_over) ++e.counts.steps_taken_over;
-      if (joins_running_job && e.position && position_words > 0) {
-        e.position->restore(std::vector<int64_t>(words.begin() + std::ptrdiff_t(state_words),
+      if (joins_running_job && e.position() && position_words > 0) {
+        e.position()->restore(std::vector<int64_t>(words.begin() + std::ptrdiff_t(state_words),
                                                  words.end()));
       }
       return taken_over;
@@ -277,7 +283,6 @@ bool MultiWorkerMirroredStrategy::synchronize_members(bool reform) {
         throw;
       }
       // A member left during the synchronization: the next generation, without it.
-      cluster_->report_lost_peer();
     }
   }
 }
@@ -288,7 +293,7 @@ bool MultiWorkerMirroredStrategy::run_elastic_step(const std::function<void()>& 
   // at; a custom loop's steps are all training steps). Only a training step falls back on its
   // snapshot, so the other loops' steps (evaluate, predict) copy nothing.
   std::vector<int64_t> position = loop_position();
-  const bool training = e.position == nullptr || !position.empty();
+  const bool training = e.position() == nullptr || !position.empty();
   if (training || !e.synced) take_snapshot(std::move(position));
   if (!e.synced || (e.reform_pending && training)) {
     synchronize_members(/*reform=*/e.synced);
@@ -314,9 +319,6 @@ bool MultiWorkerMirroredStrategy::run_elastic_step(const std::function<void()>& 
         cluster_->report_error(task_name(worker_index()) + " failed: " + why);
         std::rethrow_exception(error);
       }
-      // The service learns of the broken connection now, so that it drops a member that died
-      // (or was cut off) within seconds rather than after the heartbeat timeout.
-      cluster_->report_lost_peer();
       bool taken_over = false;
       try {
         taken_over = synchronize_members(/*reform=*/true);
@@ -360,7 +362,6 @@ std::unique_ptr<DistributedIterator> MultiWorkerMirroredStrategy::distribute_inp
 void MultiWorkerMirroredStrategy::enter_training_loop(const LoopPosition* position) {
   if (!elastic_) return;
   elastic_->loops.push_back(position);
-  elastic_->position = position;
   if (!elastic_->synced) {
     take_snapshot(loop_position());
     synchronize_members(/*reform=*/false);
@@ -370,7 +371,6 @@ void MultiWorkerMirroredStrategy::enter_training_loop(const LoopPosition* positi
 void MultiWorkerMirroredStrategy::leave_training_loop() {
   if (!elastic_ || elastic_->loops.empty()) return;
   elastic_->loops.pop_back();
-  elastic_->position = elastic_->loops.empty() ? nullptr : elastic_->loops.back();
 }
 
 }  // namespace strata::distribute

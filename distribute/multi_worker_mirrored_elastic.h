@@ -28,17 +28,15 @@ struct MultiWorkerMirroredStrategy::Elastic {
   bool reform_pending = false;
   // Inside run_elastic_step: the inner run_replicas call runs once, without retrying.
   bool in_step = false;
-  // The loops entered (enter_training_loop; fit's validation nests in fit): the innermost's
-  // place is `position` (null outside any loop: a custom loop's steps).
+  // The loops entered (enter_training_loop; fit's validation nests in fit).
   std::vector<const LoopPosition*> loops;
-  const LoopPosition* position = nullptr;
+  // The innermost loop's place (null outside any loop: a custom loop's steps).
+  const LoopPosition* position() const { return loops.empty() ? nullptr : loops.back(); }
   // This worker's state at the start of the step in flight: copies of the variables' values
   // (on the host, in their own dtypes: a copy per step, no conversion), the generator, and
-  // fit's place (empty outside fit's training steps). snapshot_words: the values' count + 2
-  // (the generator), what a synchronization sends of it as float64 bits.
+  // fit's place (empty outside fit's training steps).
   std::vector<Tensor> snapshot;
   GeneratorState snapshot_generator;
-  int64_t snapshot_words = 0;
   std::vector<int64_t> snapshot_position;
   ElasticCounts counts;
   std::function<void()> synchronization_hook;  // tests

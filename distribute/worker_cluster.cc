@@ -254,6 +254,11 @@ uint64_t WorkerCluster::generation_seen() const {
 
 void WorkerCluster::reform(std::chrono::milliseconds timeout) {
   STRATA_CHECK(group_ != nullptr);
+  // Re-forming after a failed collective (not for a join): the service learns of the broken
+  // connection now, so that it drops a member that died or was cut off within seconds rather
+  // than after the heartbeat timeout (CoordinationOptions::suspicion_timeout).
+  const std::shared_ptr<const View> current = view();
+  if (current && current->group.communicator->spent()) client_->report_lost_peer();
   auto next = std::make_shared<View>();
   try {
     next->group = group_->form(generation(), timeout);
@@ -267,10 +272,6 @@ void WorkerCluster::reform(std::chrono::milliseconds timeout) {
   }
   std::lock_guard<std::mutex> lock(view_mutex_);
   view_ = std::move(next);
-}
-
-void WorkerCluster::report_lost_peer() {
-  if (group_) client_->report_lost_peer();
 }
 
 // Heartbeat replies carry the membership's generation; when one comes that has lost a member

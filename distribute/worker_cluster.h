@@ -63,11 +63,9 @@ class WorkerCluster {
   uint64_t generation_seen() const;
   // The group of the next membership holding this worker, formed within `timeout`
   // (CoordinationError naming the last failure after it, or at once when the job failed).
+  // After a failed collective it first tells the coordination service of the broken
+  // connection, which then drops a silent member within seconds.
   void reform(std::chrono::milliseconds timeout);
-  // Tells the coordination service that a collective failed on a broken connection, so that it
-  // declares a silent member lost within seconds (CoordinationOptions::suspicion_timeout)
-  // rather than after the heartbeat timeout. Elastic only; never throws.
-  void report_lost_peer();
 
   // One rank per worker, this worker's rank worker_index().
   std::shared_ptr<Communicator> communicator() const;

@@ -25,9 +25,9 @@ class HierarchicalGroup final : public CommunicatorGroup {
  public:
   // `cross`: this worker's rank among the workers. `abort_cross` makes its pending and later
   // collectives fail (GlooCommunicator::abort); called by abort().
-  // `on_host`: every local replica's device is a CPU.
+  // `on_host`: every local replica's device is a CPU (else values are staged for Gloo).
   HierarchicalGroup(std::unique_ptr<CommunicatorGroup> local, std::shared_ptr<Communicator> cross,
-                    std::function<void(const std::string&)> abort_cross, bool on_host = true);
+                    std::function<void(const std::string&)> abort_cross, bool on_host);
 
   int world_size() const override;
   void abort(const std::string& reason) override;

@@ -203,6 +203,16 @@ struct CoordinationClient::Impl {
     }
   }
 
+  // What a heartbeat reply tells (under `mutex`): the job's error, the membership's
+  // generation, why the job is finishing.
+  void take(const pb::HeartbeatResponse& response) {
+    if (!response.error().empty()) learn(response.error());
+    generation_seen = std::max(generation_seen, uint64_t(response.membership_generation()));
+    if (!response.finishing().empty() && finishing.empty()) {
+      finishing = response.finishing().substr(0, 1024);
+    }
+  }
+
   void heartbeat_loop();
   void stop_heartbeats();
 };
@@ -225,11 +235,7 @@ void CoordinationClient::Impl::heartbeat_loop() {
     if (stopping) break;
     if (status.ok()) {
       last_answer = Clock::now();
-      if (!response.error().empty()) learn(response.error());
-      generation_seen = std::max(generation_seen, uint64_t(response.membership_generation()));
-      if (!response.finishing().empty() && finishing.empty()) {
-        finishing = response.finishing().substr(0, 1024);
-      }
+      take(response);
     } else if (status.error_code() == grpc::StatusCode::FAILED_PRECONDITION ||
                status.error_code() == grpc::StatusCode::INVALID_ARGUMENT ||
                status.error_code() == grpc::StatusCode::UNAUTHENTICATED) {
@@ -400,8 +406,7 @@ void CoordinationClient::report_lost_peer() {
                        std::min(impl_->options.heartbeat_timeout, impl_->options.rpc_timeout));
   if (!impl_->stub->Heartbeat(&context, request, &response).ok()) return;
   std::lock_guard<std::mutex> lock(impl_->mutex);
-  impl_->generation_seen =
-      std::max(impl_->generation_seen, uint64_t(response.membership_generation()));
+  impl_->take(response);
 }
 
 std::string CoordinationClient::job_finishing() const {

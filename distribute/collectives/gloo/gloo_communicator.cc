@@ -610,6 +610,11 @@ uint64_t GlooCommunicator::ops_issued() const {
   return impl_->issued;
 }
 
+bool GlooCommunicator::spent() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return !impl_->first_error.empty();
+}
+
 std::shared_ptr<Work> GlooCommunicator::enqueue(std::string name, size_t bytes,
                                                 std::function<void(uint64_t seq)> run) {
   auto task = std::make_shared<Task>(std::move(name), bytes, std::move(run));

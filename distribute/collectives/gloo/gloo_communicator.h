@@ -99,6 +99,8 @@ class GlooCommunicator final : public Communicator {
 
   // Ops issued so far (the sequence number of the last one).
   uint64_t ops_issued() const;
+  // Whether an op failed or abort() ran: every later op fails with that first error.
+  bool spent() const;
 
   // The store keys rank `rank` of a communicator of `world_size` ranks under `prefix` leaves
   // (its pair addresses, its endpoints, its progress note): what a re-formed group erases of a
