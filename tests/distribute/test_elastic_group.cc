@@ -3,10 +3,6 @@
 // CoordinationClient and group, over real gRPC and loopback TCP: a member that dies fails the
 // survivors' collective, they form the next generation without it, and a task that joins is in
 // the one after.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-
-#include <gloo/transport/tcp/address.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -18,10 +14,10 @@
 
 #include "distribute/cluster/coordination/coordination_client.h"
 #include "distribute/cluster/coordination/coordination_service.h"
-#include "distribute/collectives/gloo/gloo_store.h"
 #include "distribute/elastic_group.h"
 #include "distribute/errors.h"
 #include "tests/distribute/coordination_test_util.h"
+#include "tests/distribute/gloo_test_util.h"
 #include "framework/core/tensor.h"
 
 namespace strata::distribute {
@@ -183,15 +179,8 @@ TEST(ElasticGroup, AMemberThatDiesWhileTheFirstGenerationFormsIsLeftOut) {
   dying->connect();   // every slot up: generation 1 holds all three
   const CoordinationClient::Membership first = dying->membership_after(0, 20s);
   ASSERT_EQ(first.members, (std::vector<int>{0, 1, 2}));
-  sockaddr_storage ss{};
-  auto* in = reinterpret_cast<sockaddr_in*>(&ss);
-  in->sin_family = AF_INET;
-  in->sin_port = htons(65535);
-  in->sin_addr.s_addr = htonl(0x7ffffffe);   // 127.255.255.254: above any rank's own
-  const std::string prefix = "gloo/g" + std::to_string(first.generation);
-  GlooStore published(*dying, prefix, 10000ms);
-  published.set_many({{"pair/2/0", gloo::transport::tcp::Address(ss).bytes()},
-                      {"pair/2/1", gloo::transport::tcp::Address(ss).bytes()}});
+  testing::publish_ends_that_never_dial(*dying, "gloo/g" + std::to_string(first.generation), 2,
+                                       {0, 1});
   dying.reset();   // killed: no more heartbeats, never dials
   for (auto& u : up) u.get();
   for (int i : {0, 1}) {

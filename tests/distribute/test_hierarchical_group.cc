@@ -33,7 +33,7 @@ struct TwoByTwo {
     for (int w = 0; w < kWorkers; ++w) {
       workers.push_back(std::make_unique<HierarchicalGroup>(
           std::make_unique<InProcessGroup>(kLocal), cross.communicator(w),
-          [this](const std::string& reason) { cross.abort(reason); }));
+          [this](const std::string& reason) { cross.abort(reason); }, /*on_host=*/true));
     }
   }
   // body(global rank, communicator) on 4 threads at once.
