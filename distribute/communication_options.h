@@ -7,6 +7,8 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
+#include <utility>
 
 namespace strata::distribute {
 
@@ -25,7 +27,8 @@ enum class CommunicationImplementation { kAuto, kRing, kNccl };
 // state any of them reached and go on; a process that starts in a free slot (or a restarted
 // one) joins at the next step boundary and receives that state. The global batch stays the
 // same (split over the new worker count), so each step computes what it would have with every
-// worker. The chief hosts the coordination service: its death still ends the job.
+// worker; keep_per_replica_batch chooses Horovod's way instead. The chief hosts the
+// coordination service: its death still ends the job.
 class ElasticOptions {
  public:
   // The fewest workers the job trains with; fewer left is the job's error naming the lost
@@ -34,9 +37,25 @@ class ElasticOptions {
   // At start, how long the first min_workers wait for the other slots before training
   // without them (they join later when they come).
   ElasticOptions& start_grace_seconds(double v) { start_grace_seconds_ = v; return *this; }
+  // Keep each replica's batch instead of the global batch (Horovod elastic's choice): the
+  // input's batches (fit's batch_size, or a Dataset's batches) are then per-replica batches, and
+  // each step draws one per replica in sync, so the global batch and the steps per epoch follow
+  // the worker count. A step run again by fewer or more workers than it was drawn for draws
+  // again (it gives batches back, or takes more). Scale the learning rate in on_replicas_changed.
+  ElasticOptions& keep_per_replica_batch(bool v) { keep_per_replica_batch_ = v; return *this; }
+  // Called on every worker with the replicas now in sync (every worker's together), after each
+  // synchronization that changed them and after the first one (a joiner's included), before
+  // the next step runs: set the learning rate for the new global batch there (Horovod's reset
+  // callbacks), e.g. optimizer->set_learning_rate(base * replicas).
+  ElasticOptions& on_replicas_changed(std::function<void(int replicas)> hook) {
+    on_replicas_changed_ = std::move(hook);
+    return *this;
+  }
 
   int min_workers_ = 0;
   double start_grace_seconds_ = 10;
+  bool keep_per_replica_batch_ = false;
+  std::function<void(int replicas)> on_replicas_changed_;
 };
 
 class CommunicationOptions {

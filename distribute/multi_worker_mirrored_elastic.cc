@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <deque>
 #include <string>
 
 #include "distribute/cluster/coordination/coordination_client.h"
@@ -23,6 +24,7 @@
 #include "framework/autograd/grad_mode.h"
 #include "framework/core/random.h"
 #include "framework/ops/creation.h"
+#include "framework/ops/shape_ops.h"
 #include "framework/strategy/batch_split.h"
 
 namespace strata::distribute {
@@ -67,29 +69,121 @@ std::string message_of(const std::exception_ptr& error) {
   }
 }
 
-// Splits each global batch for the current members (input_context()), keeping it so that a
-// step run again after the members changed can split it anew.
+// Keeping the per-replica batch (ElasticOptions::keep_per_replica_batch): each step draws one
+// source batch per replica in sync (fewer at the end of the pass). A step run again by fewer
+// replicas gives the batches it no longer needs back, first in line for the next step; one run
+// by more draws more. Shared by the iterator and the batches it made (DistributedBatch::redraw).
+class PerReplicaDraws {
+ public:
+  explicit PerReplicaDraws(BatchSource source) : source_(std::move(source)) {}
+
+  // The next step's rows for `replicas` replicas; null at the end of the pass.
+  std::shared_ptr<const data::Element> draw(int replicas) {
+    ++draws_;
+    drawn_.clear();
+    take(size_t(replicas));
+    return drawn_.empty() ? nullptr : rows();
+  }
+  // The rows of draw number `draw` again for `replicas` replicas; null when a later draw was
+  // made since (only the step in flight can be drawn again).
+  std::shared_ptr<const data::Element> redraw(uint64_t draw, int replicas) {
+    if (draw != draws_) return nullptr;
+    while (drawn_.size() > size_t(replicas) && drawn_.size() > 1) {
+      held_.push_front(std::move(drawn_.back()));
+      drawn_.pop_back();
+    }
+    if (drawn_.size() < size_t(replicas)) take(size_t(replicas) - drawn_.size());
+    return rows();
+  }
+  uint64_t draws() const { return draws_; }
+  // Source batches drawn and not finished with: the step in flight's and those given back.
+  int64_t ahead() const { return int64_t(held_.size() + drawn_.size()); }
+
+ private:
+  void take(size_t n) {
+    for (; n > 0; --n) {
+      if (!held_.empty()) {
+        drawn_.push_back(std::move(held_.front()));
+        held_.pop_front();
+      } else if (std::optional<data::Element> batch = source_()) {
+        drawn_.push_back(std::move(*batch));
+      } else {
+        return;  // the end of the pass
+      }
+    }
+  }
+  // The drawn batches end to end (a component undefined in the first is left undefined).
+  std::shared_ptr<const data::Element> rows() const {
+    if (drawn_.size() == 1) return std::make_shared<const data::Element>(drawn_.front());
+    NoGradGuard no_grad;
+    data::Element out;
+    for (size_t c = 0; c < drawn_.front().size(); ++c) {
+      if (!drawn_.front()[c].defined()) {
+        out.push_back(Tensor());
+        continue;
+      }
+      std::vector<Tensor> parts;
+      for (const data::Element& batch : drawn_) {
+        if (c >= batch.size() || !batch[c].defined()) {
+          throw ValueError(std::string(kElasticWho) + ": the input's batches differ in their "
+                           "components (one has " + std::to_string(batch.size()) + ", the first " +
+                           std::to_string(drawn_.front().size()) + "); keeping the per-replica "
+                           "batch joins several batches into a step's rows, so every batch must "
+                           "have the same components");
+        }
+        parts.push_back(batch[c]);
+      }
+      out.push_back(concat(parts, 0));
+    }
+    return std::make_shared<const data::Element>(std::move(out));
+  }
+
+  BatchSource source_;
+  std::deque<data::Element> held_;
+  std::vector<data::Element> drawn_;
+  uint64_t draws_ = 0;
+};
+
+// Splits each step's rows for the current members (input_context()), keeping them so that a
+// step run again after the members changed can split them anew: the global batch as it is, or
+// (keeping the per-replica batch) one source batch per replica, drawn again.
 class ElasticSplittingIterator final : public DistributedIterator {
  public:
   ElasticSplittingIterator(Strategy* strategy, BatchSource source, const char* who,
-                           std::function<uint64_t()> generation)
-      : strategy_(strategy), source_(std::move(source)), who_(who),
-        generation_(std::move(generation)) {}
+                           std::function<uint64_t()> generation, bool per_replica)
+      : strategy_(strategy), who_(who), generation_(std::move(generation)) {
+    if (per_replica) {
+      draws_ = std::make_shared<PerReplicaDraws>(std::move(source));
+    } else {
+      source_ = std::move(source);
+    }
+  }
   std::optional<DistributedBatch> next() override {
-    std::optional<data::Element> batch = source_();
-    if (!batch) return std::nullopt;
-    auto global = std::make_shared<const data::Element>(std::move(*batch));
+    std::shared_ptr<const data::Element> rows;
+    if (draws_) {
+      rows = draws_->draw(strategy_->num_replicas_in_sync());
+    } else if (std::optional<data::Element> batch = source_()) {
+      rows = std::make_shared<const data::Element>(std::move(*batch));
+    }
+    if (!rows) return std::nullopt;
     // Split as evenly as it goes (-1): the global batch need not divide by every worker count
     // the job passes through; each replica's fraction keeps the step's mathematics.
-    DistributedBatch out = strategy_->split_batch(*global, -1, who_);
-    out.global = std::move(global);
+    DistributedBatch out = strategy_->split_batch(*rows, -1, who_);
+    out.global = std::move(rows);
     out.split_for = generation_();
+    if (draws_) {
+      out.redraw = [draws = draws_, draw = draws_->draws(), strategy = strategy_] {
+        return draws->redraw(draw, strategy->num_replicas_in_sync());
+      };
+    }
     return out;
   }
+  int64_t batches_ahead() const override { return draws_ ? draws_->ahead() : 1; }
 
  private:
   Strategy* strategy_;
   BatchSource source_;
+  std::shared_ptr<PerReplicaDraws> draws_;
   const char* who_;
   std::function<uint64_t()> generation_;
 };
@@ -275,6 +369,13 @@ bool MultiWorkerMirroredStrategy::synchronize_members(bool reform) {
         e.position()->restore(std::vector<int64_t>(words.begin() + std::ptrdiff_t(state_words),
                                                  words.end()));
       }
+      // Every member synchronizes alike, so all tell the hook the same count before the same
+      // step (a joiner on its first synchronization).
+      const int replicas = num_replicas_in_sync();
+      if (options_.elastic_.on_replicas_changed_ && replicas != e.replicas_told) {
+        e.replicas_told = replicas;
+        options_.elastic_.on_replicas_changed_(replicas);
+      }
       return taken_over;
     } catch (...) {
       const std::exception_ptr error = std::current_exception();
@@ -339,8 +440,10 @@ PerReplica MultiWorkerMirroredStrategy::run_step(
   PerReplica out;
   const bool ran = run_elastic_step([&] {
     if (batch.global && batch.split_for != cluster_->generation()) {
-      // The workers changed since the batch was split: this worker's part of it now.
-      DistributedBatch again = split_batch(*batch.global, -1, "Model.fit");
+      // The workers changed since the batch was split: this worker's part of it now (of the
+      // rows drawn again for the replicas now in sync, when keeping the per-replica batch).
+      std::shared_ptr<const data::Element> rows = batch.redraw ? batch.redraw() : nullptr;
+      DistributedBatch again = split_batch(rows ? *rows : *batch.global, -1, "Model.fit");
       out = Strategy::run_step(fn, again);
     } else {
       out = Strategy::run_step(fn, batch);
@@ -356,7 +459,8 @@ std::unique_ptr<DistributedIterator> MultiWorkerMirroredStrategy::distribute_inp
   if (!elastic_) return Strategy::distribute_input(std::move(source), options);
   WorkerCluster* cluster = cluster_.get();
   return std::make_unique<ElasticSplittingIterator>(
-      this, std::move(source), options.who, [cluster] { return cluster->generation(); });
+      this, std::move(source), options.who, [cluster] { return cluster->generation(); },
+      options_.elastic_.keep_per_replica_batch_);
 }
 
 void MultiWorkerMirroredStrategy::enter_training_loop(const LoopPosition* position) {

@@ -38,6 +38,8 @@ struct MultiWorkerMirroredStrategy::Elastic {
   std::vector<Tensor> snapshot;
   GeneratorState snapshot_generator;
   std::vector<int64_t> snapshot_position;
+  // The replica count on_replicas_changed was last called with (0: never).
+  int replicas_told = 0;
   ElasticCounts counts;
   std::function<void()> synchronization_hook;  // tests
 };

@@ -41,6 +41,12 @@ void check_options(const CommunicationOptions& o) {
                      std::to_string(o.elastic_.min_workers_) + " and " +
                      std::to_string(o.elastic_.start_grace_seconds_));
   }
+  if (o.elastic_.min_workers_ == 0 &&
+      (o.elastic_.keep_per_replica_batch_ || o.elastic_.on_replicas_changed_)) {
+    throw ValueError(std::string(kWho) + ": ElasticOptions.keep_per_replica_batch and "
+                     "on_replicas_changed apply to an elastic job, but min_workers is 0 (not "
+                     "elastic): set min_workers to the fewest workers the job trains with");
+  }
   if (o.elastic_.min_workers_ > 0 && o.implementation_ == CommunicationImplementation::kNccl) {
     throw ValueError(std::string(kWho) + ": an elastic job (ElasticOptions.min_workers > 0) "
                      "re-forms its Gloo group when workers change; NCCL communicators are not "

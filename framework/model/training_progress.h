@@ -41,6 +41,9 @@ struct ResumePoint {
   // Resume inside the pass `data` describes even at step 0 (a worker joining an elastic job
   // mid-epoch), rather than starting the epoch's pass afresh.
   bool mid_pass = false;
+  // Batches of this epoch drawn before the resume point when that is not `step` (an elastic job
+  // keeping the per-replica batch draws one batch per replica each step); -1: `step`.
+  int64_t batches_in_epoch = -1;
 };
 
 }  // namespace strata

@@ -19,6 +19,10 @@ class DistributedIterator {
   virtual ~DistributedIterator() = default;
   // The next global batch split over the replicas, or nullopt at the end of the pass.
   virtual std::optional<DistributedBatch> next() = 0;
+  // Batches drawn from the source that the steps have not finished with, the batch in flight's
+  // included: where the step in flight starts in the source (an elastic job's place). 1 for
+  // iterators that draw one batch per step; more when a step draws several, or holds some back.
+  virtual int64_t batches_ahead() const { return 1; }
 };
 
 class DistributedDataset {

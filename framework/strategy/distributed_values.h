@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -29,6 +30,11 @@ struct DistributedBatch {
   // membership they were split for: when the workers change, the step splits it again.
   std::shared_ptr<const data::Element> global;
   uint64_t split_for = 0;
+  // An elastic strategy keeping the per-replica batch (one source batch per replica): the
+  // step's rows drawn again for the replicas in sync now (giving batches back to the iterator,
+  // or drawing more), so that a step run by other workers than it was drawn for still takes one
+  // batch per replica. Null otherwise: the global batch is split again as it is.
+  std::function<std::shared_ptr<const data::Element>()> redraw;
 };
 
 // What distribute_datasets_from_function() hands the user's function (tf.distribute.InputContext).

@@ -35,6 +35,8 @@ class EpochIterator {
   void restore_pipeline(const std::vector<uint64_t>& state);
   // Steps in an epoch, or -1 when unknown (a dataset of unknown cardinality).
   int64_t steps() const { return steps_; }
+  // Batches drawn in this epoch so far.
+  int64_t drawn_in_epoch() const { return step_; }
   // The full batch size for tensor inputs; 0 for datasets (their first batch tells).
   int64_t batch_size() const { return batch_size_; }
   // Whether each batch is this worker's part of the global batch (its dataset was divided among

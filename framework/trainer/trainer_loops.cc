@@ -126,18 +126,23 @@ std::string fit_advice(const distribute::Strategy& s) {
                "same command again to resume; without such a callback, nothing was saved";
 }
 
-// fit's place for an elastic strategy (Strategy::LoopPosition): the epoch, the batches done in
-// it and the input position before the training step in flight (`in_flight`), as words; a
-// worker that joins restores it as a resume point inside that pass.
-distribute::Strategy::LoopPosition loop_position(Model& m, const EpochIterator& train,
-                                                 const TrainingProgress& progress,
-                                                 const bool& in_flight) {
+// fit's place for an elastic strategy (Strategy::LoopPosition): the epoch, the steps done in
+// it, and the input position before the training step in flight (`in_flight`): the batches
+// drawn from the pass and from the epoch before the ones `input` holds for it, as words; a
+// worker that joins restores it as a resume point inside that pass. `input` is set once fit
+// made it, before any step is in flight.
+distribute::Strategy::LoopPosition loop_position(
+    Model& m, const EpochIterator& train, const TrainingProgress& progress,
+    const bool& in_flight, const std::unique_ptr<distribute::DistributedIterator>& input) {
   distribute::Strategy::LoopPosition position;
-  position.save = [&train, &progress, &in_flight]() -> std::vector<int64_t> {
-    if (!in_flight) return {};
+  position.save = [&train, &progress, &in_flight, &input]() -> std::vector<int64_t> {
+    if (!in_flight || !input) return {};
     const DataPosition p = train.position();
-    std::vector<int64_t> words{progress.epoch, progress.step, p.consumed - 1, p.spans_epochs,
-                               int64_t(p.pass_rng.seed), int64_t(p.pass_rng.offset)};
+    const int64_t ahead = input->batches_ahead();
+    std::vector<int64_t> words{progress.epoch,       progress.step,
+                               p.consumed - ahead,   train.drawn_in_epoch() - ahead,
+                               p.spans_epochs,       int64_t(p.pass_rng.seed),
+                               int64_t(p.pass_rng.offset)};
     for (const std::vector<uint64_t>* state : {&p.pipeline_at_pass_start, &p.pipeline_now}) {
       words.push_back(int64_t(state->size()));
       for (uint64_t v : *state) words.push_back(int64_t(v));
@@ -158,6 +163,7 @@ distribute::Strategy::LoopPosition loop_position(Model& m, const EpochIterator& 
     point.epoch = int(next());
     point.step = next();
     point.data.consumed = next();
+    point.batches_in_epoch = next();
     point.data.spans_epochs = next() != 0;
     point.data.pass_rng.seed = uint64_t(next());
     point.data.pass_rng.offset = uint64_t(next());
@@ -267,7 +273,8 @@ void Trainer::begin_epoch(EpochIterator& train, int epoch, const ResumePoint* re
   if (resume && (resume->step > 0 || resume->data.spans_epochs || resume->mid_pass)) {
     // Remake the pass the backup was in and skip what it had consumed; then the generator
     // continues from where it was after the backup's last step (dropout masks, ...).
-    train.begin_epoch_at(resume->data, resume->step);
+    train.begin_epoch_at(resume->data,
+                         resume->batches_in_epoch >= 0 ? resume->batches_in_epoch : resume->step);
     m.progress_.step = resume->step;
     set_generator_state(resume->rng);
     return;
@@ -349,8 +356,9 @@ History Trainer::run_fit(EpochIterator& train, EpochIterator* validation, const 
   // An elastic strategy brings a worker that joins a running job to its state and place (a
   // resume point, as a backup would).
   distribute::Strategy& s = strategy();
+  std::unique_ptr<distribute::DistributedIterator> input;  // made below, once entered
   const distribute::Strategy::LoopPosition position =
-      loop_position(m, train, m.progress_, step_in_flight_);
+      loop_position(m, train, m.progress_, step_in_flight_, input);
   s.enter_training_loop(&position);
   struct LeaveLoop {
     distribute::Strategy& s;
@@ -360,8 +368,8 @@ History Trainer::run_fit(EpochIterator& train, EpochIterator* validation, const 
   std::optional<ResumePoint> resume = std::exchange(m.resume_point_, std::nullopt);
   const int first_epoch = resume ? std::max(o.initial_epoch_, resume->epoch) : o.initial_epoch_;
   OnModelDevice device(m);
-  auto input = s.distribute_input([&train] { return train.next(); },
-                                  {train.batch_size(), "Model.fit", train.worker_batches()});
+  input = s.distribute_input([&train] { return train.next(); },
+                             {train.batch_size(), "Model.fit", train.worker_batches()});
   for (int epoch = first_epoch; epoch < o.epochs_ && !m.stop_training; ++epoch) {
     m.reset_metrics();
     begin_epoch(train, epoch, resume && resume->epoch == epoch ? &*resume : nullptr);

@@ -27,12 +27,58 @@ constexpr const char* kWaitJoinAt = "STRATA_TEST_ELASTIC_WAIT_AT"; // "<epoch>:<
 constexpr const char* kPauseFile = "STRATA_TEST_ELASTIC_PAUSE_FILE";  // netns_elastic_cutoff.sh
 constexpr const char* kDieInSync = "STRATA_TEST_ELASTIC_DIE_IN_SYNC";  // after this many syncs
 constexpr const char* kHoldAfterFit = "STRATA_TEST_ELASTIC_HOLD";   // a release file's path
+constexpr const char* kPerReplica = "STRATA_TEST_ELASTIC_PER_REPLICA";  // keep_per_replica_batch
 constexpr const char* kChildTest = "ElasticTrainingChild.Run";
 
 // 96 samples in global batches of 24 (divisible by 3 workers and by 2), 3 epochs: 12 steps.
 constexpr int64_t kSamples = 96, kBatch = 24;
 constexpr int kEpochs = 3;
 constexpr int kChaosEpochs = 20;  // 80 steps
+// Keeping the per-replica batch: batches of 8 (12 an epoch), one per replica each step, in order
+// (no shuffle, so that one process can replay the steps), at a learning rate scaled by the
+// replicas as the hook sets it (Horovod's linear scaling).
+constexpr int64_t kPerReplicaBatch = 8;
+double scaled_rate(int replicas) { return 0.03 * replicas; }
+
+// The model this process trains, for the on_replicas_changed hook (made after the strategy).
+std::weak_ptr<Sequential>& trained_model() {
+  static std::weak_ptr<Sequential> model;
+  return model;
+}
+
+// One step as a worker ran it, keeping the per-replica batch: its epoch, the replicas in sync
+// and the learning rate.
+struct StepRun {
+  int epoch = 0;
+  int replicas = 0;
+  double learning_rate = 0;
+};
+
+// Appends a line "epoch replicas learning_rate" to `path` after each training step.
+class RecordReplicas final : public Callback {
+ public:
+  RecordReplicas(const distribute::MultiWorkerMirroredStrategy& s, std::string path)
+      : s_(s), path_(std::move(path)) {}
+  void on_epoch_begin(int epoch, const Logs&) override { epoch_now_ = epoch; }
+  void on_train_batch_end(int, const Logs&) override {
+    std::ofstream(path_, std::ios::app) << epoch_now_ << " " << s_.num_replicas_in_sync() << " "
+                                        << trained_model().lock()->optimizer()->learning_rate()
+                                        << "\n";
+  }
+
+ private:
+  const distribute::MultiWorkerMirroredStrategy& s_;
+  std::string path_;
+  int epoch_now_ = -1;
+};
+
+std::vector<StepRun> read_steps(const std::string& path) {
+  std::vector<StepRun> steps;
+  std::istringstream in(read_file_text(path));
+  StepRun s;
+  while (in >> s.epoch >> s.replicas >> s.learning_rate) steps.push_back(s);
+  return steps;
+}
 
 // SIGKILL (a machine that dies, no cleanup) as batch `batch` of epoch `epoch` begins: the other
 // workers are then in that step's collectives, or about to be.
@@ -126,8 +172,9 @@ std::pair<int, int> parse_at(const char* text) {
 }
 
 // The training every test compares: small_classifier with SGD + momentum on the global batches.
+// Keeping the per-replica batch (`per_replica`): batches of kPerReplicaBatch, not shuffled.
 Result train(distribute::MultiWorkerMirroredStrategy* strategy, std::vector<CallbackPtr> callbacks,
-             int epochs = kEpochs) {
+             int epochs = kEpochs, bool per_replica = false) {
   Tf32Scope exact(false);   // exact float32 on a GPU: compared at rtol 1e-5
   std::shared_ptr<Sequential> model;
   {
@@ -135,8 +182,11 @@ Result train(distribute::MultiWorkerMirroredStrategy* strategy, std::vector<Call
     if (strategy) scope.emplace(strategy->scope());
     model = small_classifier("sgd_momentum");
   }
+  trained_model() = model;
   const ClassifierData d = classifier_data(kSamples);
-  model->fit(d.x, d.y, FitOptions().batch_size(kBatch).epochs(epochs).verbose(0).callbacks(callbacks));
+  FitOptions fit = FitOptions().batch_size(kBatch).epochs(epochs).verbose(0).callbacks(callbacks);
+  if (per_replica) fit.batch_size(kPerReplicaBatch).shuffle(false);
+  model->fit(d.x, d.y, fit);
   Result r;
   for (const Tensor& w : model->get_weights()) r.weights.push_back(w.cast(float32).to_vector<float>());
   r.iterations = model->optimizer()->iteration_count();
@@ -177,13 +227,20 @@ Result read_result(const std::string& path) {
   return r;
 }
 
-distribute::CommunicationOptions elastic_options(double grace_seconds) {
+distribute::CommunicationOptions elastic_options(double grace_seconds, bool per_replica = false) {
+  distribute::ElasticOptions elastic =
+      distribute::ElasticOptions().min_workers(2).start_grace_seconds(grace_seconds);
+  if (per_replica) {
+    elastic.keep_per_replica_batch(true).on_replicas_changed([](int replicas) {
+      trained_model().lock()->optimizer()->set_learning_rate(scaled_rate(replicas));
+    });
+  }
   return distribute::CommunicationOptions()
       .timeout_seconds(30)
       .heartbeat_timeout_seconds(2)
       .register_timeout_seconds(40)
       .implementation(distribute::CommunicationImplementation::kRing)
-      .elastic(distribute::ElasticOptions().min_workers(2).start_grace_seconds(grace_seconds));
+      .elastic(elastic);
 }
 
 TEST(ElasticTrainingChild, Run) {
@@ -191,10 +248,12 @@ TEST(ElasticTrainingChild, Run) {
   if (scenario == nullptr) GTEST_SKIP() << "runs as a worker process of ElasticTraining tests";
   const std::string what = scenario;
   // "all": every slot comes at the start; "two_then_join": two start without the third.
+  const bool per_replica = std::getenv(kPerReplica) != nullptr;
+  const distribute::CommunicationOptions options =
+      elastic_options(what == "two_then_join" || what == "late" ? 1 : 30, per_replica);
   std::shared_ptr<distribute::MultiWorkerMirroredStrategy> strategy;
   try {
-    strategy = std::make_shared<distribute::MultiWorkerMirroredStrategy>(
-        nullptr, elastic_options(what == "two_then_join" || what == "late" ? 1 : 30));
+    strategy = std::make_shared<distribute::MultiWorkerMirroredStrategy>(nullptr, options);
   } catch (const distribute::JobFinishedError& e) {
     // A worker that came after the training was over: nothing to do (the apps exit 0 so).
     std::ofstream(std::getenv(kOut)) << "finished " << e.what() << "\n";
@@ -223,9 +282,13 @@ TEST(ElasticTrainingChild, Run) {
     callbacks.push_back(std::make_shared<ChaosPace>(*strategy, std::string(std::getenv(kOut)) +
                                                     ".progress", 20, kChaosEpochs, 5, 3));
   }
+  if (per_replica) {
+    callbacks.push_back(std::make_shared<RecordReplicas>(*strategy, std::string(std::getenv(kOut)) +
+                                                         ".steps"));
+  }
   // "netns": long enough for a worker to be cut off, dropped, and started again to join.
   const int epochs = what == "netns" ? 8 : what == "chaos" ? kChaosEpochs : kEpochs;
-  write_result(std::getenv(kOut), train(strategy.get(), callbacks, epochs));
+  write_result(std::getenv(kOut), train(strategy.get(), callbacks, epochs, per_replica));
   if (const char* release = std::getenv(kHoldAfterFit)) {
     // Training is over; before leaving (the shutdown barrier, as the strategy goes), wait for a
     // late worker to register (a new generation heard of), then for the parent's release.
@@ -316,6 +379,122 @@ TEST_F(ElasticTraining, AWorkerThatJoinsMidEpochTakesOverTheStateAndPlace) {
   EXPECT_GT(joiner.counts.completed_steps, 0);
   EXPECT_LT(joiner.counts.completed_steps, 12);
   EXPECT_GE(read_result(out(0)).counts.reformations, 1);
+}
+
+// One process replaying the steps a worker recorded, keeping the per-replica batch: each step
+// trains on the epoch's next min(replicas, left) batches of kPerReplicaBatch, in order, at the
+// learning rate scaled for its replicas; every epoch uses every sample once.
+Result replay(const std::vector<StepRun>& steps) {
+  Tf32Scope exact(false);
+  std::shared_ptr<Sequential> model = small_classifier("sgd_momentum");
+  const ClassifierData d = classifier_data(kSamples);
+  int epoch = -1;
+  int64_t at = 0;
+  for (const StepRun& s : steps) {
+    if (s.epoch != epoch) {
+      if (epoch >= 0) EXPECT_EQ(at, kSamples) << "epoch " << epoch << " did not use every sample";
+      epoch = s.epoch;
+      at = 0;
+    }
+    const int64_t rows = std::min<int64_t>(s.replicas * kPerReplicaBatch, kSamples - at);
+    EXPECT_GT(rows, 0) << "a step of epoch " << epoch << " after every sample was used";
+    if (rows <= 0) break;
+    model->optimizer()->set_learning_rate(scaled_rate(s.replicas));
+    model->train_on_batch(d.x.slice(at, at + rows), d.y.slice(at, at + rows));
+    at += rows;
+  }
+  EXPECT_EQ(at, kSamples) << "the last epoch did not use every sample";
+  Result r;
+  for (const Tensor& w : model->get_weights()) r.weights.push_back(w.cast(float32).to_vector<float>());
+  r.iterations = model->optimizer()->iteration_count();
+  return r;
+}
+
+// Every step ran at the learning rate the hook set for its replicas.
+void expect_hook_rates(const std::vector<StepRun>& steps, const std::string& who) {
+  for (size_t i = 0; i < steps.size(); ++i) {
+    EXPECT_NEAR(steps[i].learning_rate, scaled_rate(steps[i].replicas), 1e-9)
+        << who << ", step " << i << " with " << steps[i].replicas << " replicas";
+  }
+}
+
+// Keeping the per-replica batch (Horovod's choice): 3 workers take 3 batches of 8 a step; worker
+// 2 is killed as step 1 of epoch 1 begins. The survivors run that step again with 2 batches (the
+// third given back to the next step) and go on with 2 a step, at the learning rate the hook set
+// for 2 replicas: epoch 0 has 4 steps, epochs 1 and 2 have 6 (1 with 3 replicas, 5 with 2; then
+// 6 with 2). Their weights equal one process replaying those steps.
+TEST_F(ElasticTraining, KeepingThePerReplicaBatchAWorkerKilledLeavesStepsOfTwoBatches) {
+  WorkerProcesses job;
+  const std::vector<std::string> configs = tf_configs(3);
+  for (int w = 0; w < 3; ++w) {
+    std::vector<std::string> env{std::string(kPerReplica) + "=1"};
+    if (w == 2) env.push_back(std::string(kKillAt) + "=1:1");
+    start(job, configs, w, "all", env);
+  }
+  const ChildExit killed = job.wait(2, 120);
+  EXPECT_EQ(killed.signal, SIGKILL) << job.log(2);
+  std::vector<StepRun> expected;
+  for (int i = 0; i < 4; ++i) expected.push_back({0, 3, 0});
+  expected.push_back({1, 3, 0});
+  for (int i = 0; i < 5; ++i) expected.push_back({1, 2, 0});
+  for (int i = 0; i < 6; ++i) expected.push_back({2, 2, 0});
+  for (int w = 0; w < 2; ++w) {
+    const ChildExit e = job.wait(w, 120);
+    ASSERT_TRUE(e.exited && e.code == 0) << "worker " << w << " failed:\n" << job.log(w);
+    const std::vector<StepRun> steps = read_steps(out(w) + ".steps");
+    ASSERT_EQ(steps.size(), expected.size()) << "worker " << w;
+    for (size_t i = 0; i < steps.size(); ++i) {
+      EXPECT_EQ(steps[i].epoch, expected[i].epoch) << "worker " << w << ", step " << i;
+      EXPECT_EQ(steps[i].replicas, expected[i].replicas) << "worker " << w << ", step " << i;
+    }
+    expect_hook_rates(steps, "worker " + std::to_string(w));
+    const Result r = read_result(out(w));
+    const Result reference = replay(steps);
+    EXPECT_EQ(reference.iterations, 16);
+    expect_same_weights(r, reference, "worker " + std::to_string(w));
+    EXPECT_EQ(r.iterations, 16) << "worker " << w;
+  }
+}
+
+// Keeping the per-replica batch: 2 of 3 slots start (2 batches a step); a third joins in epoch 1,
+// mid-pass, takes over the state and the place in the data, and from then every step takes 3
+// batches at the learning rate for 3 replicas (the hook called on all three, the joiner's
+// first synchronization included). All three end with the weights of one process replaying the
+// chief's steps, and every epoch uses every sample once.
+TEST_F(ElasticTraining, KeepingThePerReplicaBatchAWorkerThatJoinsAddsABatchAStep) {
+  WorkerProcesses job;
+  const std::vector<std::string> configs = tf_configs(3);
+  const std::vector<std::string> env{std::string(kPerReplica) + "=1",
+                                     std::string(kWaitJoinAt) + "=1:0"};
+  for (int w = 0; w < 2; ++w) start(job, configs, w, "two_then_join", env);
+  ASSERT_TRUE(wait_until([&] { return std::filesystem::exists(out(0) + ".marker"); }, 60))
+      << job.log(0);
+  start(job, configs, 2, "two_then_join", {std::string(kPerReplica) + "=1"});
+  for (int w = 0; w < 3; ++w) {
+    const ChildExit e = job.wait(w, 120);
+    ASSERT_TRUE(e.exited && e.code == 0) << "worker " << w << " failed:\n" << job.log(w);
+  }
+  const std::vector<StepRun> steps = read_steps(out(0) + ".steps");
+  // Epoch 0: 6 steps of 2 batches; the join in epoch 1; epoch 2: 4 steps of 3.
+  ASSERT_GE(steps.size(), 12u);
+  for (size_t i = 0; i < 6; ++i) EXPECT_EQ(steps[i].replicas, 2) << "step " << i;
+  for (size_t i = steps.size() - 4; i < steps.size(); ++i) {
+    EXPECT_EQ(steps[i].epoch, 2) << "step " << i;
+    EXPECT_EQ(steps[i].replicas, 3) << "step " << i;
+  }
+  const Result reference = replay(steps);
+  for (int w = 0; w < 3; ++w) {
+    const std::vector<StepRun> own = read_steps(out(w) + ".steps");
+    expect_hook_rates(own, "worker " + std::to_string(w));
+    const Result r = read_result(out(w));
+    expect_same_weights(r, reference, "worker " + std::to_string(w));
+    EXPECT_EQ(r.iterations, int64_t(steps.size())) << "worker " << w;
+  }
+  // The joiner ran only the steps after it joined, all with 3 replicas.
+  const std::vector<StepRun> joiner = read_steps(out(2) + ".steps");
+  ASSERT_GT(joiner.size(), 4u);
+  ASSERT_LT(joiner.size(), steps.size());
+  for (const StepRun& s : joiner) EXPECT_EQ(s.replicas, 3);
 }
 
 // The training is over on workers 0 and 1 (2 of 3 slots) when a third process starts in the free

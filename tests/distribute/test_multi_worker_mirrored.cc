@@ -698,6 +698,14 @@ TEST(MultiWorkerMirroredSingle, TasksOutsideTheTrainingClusterAreRefused) {
             nullptr, distribute::CommunicationOptions().timeout_seconds(0));
       },
       {"timeout_seconds", "> 0"});
+  // The elastic job's batch options without an elastic job: say what makes it one.
+  expect_error<ValueError>(
+      [&] {
+        distribute::MultiWorkerMirroredStrategy s(
+            nullptr, distribute::CommunicationOptions().elastic(
+                         distribute::ElasticOptions().keep_per_replica_batch(true)));
+      },
+      {"keep_per_replica_batch", "min_workers is 0", "set min_workers"});
 }
 
 }  // namespace
