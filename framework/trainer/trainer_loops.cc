@@ -139,6 +139,14 @@ distribute::Strategy::LoopPosition loop_position(
     if (!in_flight || !input) return {};
     const DataPosition p = train.position();
     const int64_t ahead = input->batches_ahead();
+    if (p.consumed < ahead) {
+      // Only a step drawing several batches (an elastic job keeping the per-replica batch)
+      // can start in the pass before this one; no place in one pass describes it.
+      throw ValueError("Model.fit: a training step drew its batches from two passes of the "
+                       "dataset (it ran out within the step and steps_per_epoch started it "
+                       "again), so no worker could join at it; keeping the per-replica batch, "
+                       "give fit an infinite dataset (repeat()) with steps_per_epoch");
+    }
     std::vector<int64_t> words{progress.epoch,       progress.step,
                                p.consumed - ahead,   train.drawn_in_epoch() - ahead,
                                p.spans_epochs,       int64_t(p.pass_rng.seed),
@@ -164,6 +172,14 @@ distribute::Strategy::LoopPosition loop_position(
     point.step = next();
     point.data.consumed = next();
     point.batches_in_epoch = next();
+    if (point.epoch < 0 || point.step < 0 || point.data.consumed < 0 || point.batches_in_epoch < 0) {
+      throw StateError("Model.fit: the elastic job's loop position is not a place in the data "
+                       "(epoch " + std::to_string(point.epoch) + ", step " +
+                       std::to_string(point.step) + ", batches " +
+                       std::to_string(point.data.consumed) + " and " +
+                       std::to_string(point.batches_in_epoch) + "; none may be negative); every "
+                       "worker must run the same program");
+    }
     point.data.spans_epochs = next() != 0;
     point.data.pass_rng.seed = uint64_t(next());
     point.data.pass_rng.offset = uint64_t(next());

@@ -15,6 +15,7 @@
 #include "distribute/multi_worker_mirrored_strategy.h"
 #include "support/test_helpers.h"
 #include "tests/distribute/distribute_test_utils.h"
+#include "tests/distribute/scoped_environment.h"
 #include "tests/distribute/worker_processes.h"
 
 namespace strata::testing {
@@ -495,6 +496,69 @@ TEST_F(ElasticTraining, KeepingThePerReplicaBatchAWorkerThatJoinsAddsABatchAStep
   ASSERT_GT(joiner.size(), 4u);
   ASSERT_LT(joiner.size(), steps.size());
   for (const StepRun& s : joiner) EXPECT_EQ(s.replicas, 3);
+}
+
+// An elastic job of one worker (of two slots) with two local replicas, keeping the per-replica
+// batch.
+class ElasticPerReplicaBatch : public ::testing::Test {
+ protected:
+  void SetUp() override { config::set_logical_cpu_devices(2); }
+  void TearDown() override { config::set_logical_cpu_devices(1); }
+  static distribute::CommunicationOptions options() {
+    return distribute::CommunicationOptions()
+        .timeout_seconds(30)
+        .implementation(distribute::CommunicationImplementation::kRing)
+        .elastic(distribute::ElasticOptions().min_workers(1).start_grace_seconds(0)
+                     .keep_per_replica_batch(true));
+  }
+  // Two slots, the second never started: the job trains with the first alone.
+  ScopedEnvironment env_{{"TF_CONFIG", tf_configs(2)[0]}};
+};
+
+// 48 samples in batches of 8: each step takes two (one per replica), so an epoch is 3 steps,
+// each the mean over 16 rows in order: one process training on 16-row slices gets the same.
+TEST_F(ElasticPerReplicaBatch, TwoLocalReplicasTakeTwoBatchesAStep) {
+  Tf32Scope exact(false);
+  const ClassifierData d = classifier_data(48);
+  Result reference;
+  {
+    std::shared_ptr<Sequential> model = small_classifier("sgd_momentum");
+    for (int epoch = 0; epoch < 2; ++epoch) {
+      for (int64_t at = 0; at < 48; at += 16) {
+        model->train_on_batch(d.x.slice(at, at + 16), d.y.slice(at, at + 16));
+      }
+    }
+    for (const Tensor& w : model->get_weights()) reference.weights.push_back(w.cast(float32).to_vector<float>());
+  }
+  distribute::MultiWorkerMirroredStrategy strategy(nullptr, options());
+  ASSERT_EQ(strategy.num_replicas_in_sync(), 2);
+  std::shared_ptr<Sequential> model;
+  {
+    auto scope = strategy.scope();
+    model = small_classifier("sgd_momentum");
+  }
+  model->fit(d.x, d.y, FitOptions().batch_size(8).epochs(2).shuffle(false).verbose(0));
+  EXPECT_EQ(model->optimizer()->iteration_count(), 6);
+  Result got;
+  for (const Tensor& w : model->get_weights()) got.weights.push_back(w.cast(float32).to_vector<float>());
+  expect_same_weights(got, reference, "one worker, two replicas");
+}
+
+// A finite dataset of 3 batches with steps_per_epoch 4: the second step takes the pass's last
+// batch and, the pass started again, its first. No place in one pass describes where that step
+// starts, so fit refuses it naming the remedy rather than let a joiner start elsewhere.
+TEST_F(ElasticPerReplicaBatch, AStepDrawingFromTwoPassesOfTheDatasetIsAValueErrorNamingRepeat) {
+  const ClassifierData d = classifier_data(48);
+  distribute::MultiWorkerMirroredStrategy strategy(nullptr, options());
+  std::shared_ptr<Sequential> model;
+  {
+    auto scope = strategy.scope();
+    model = small_classifier("sgd_momentum");
+  }
+  const data::Dataset ds = data::Dataset::from_tensor_slices({d.x, d.y}).batch(16);
+  expect_error<ValueError>(
+      [&] { model->fit(ds, FitOptions().steps_per_epoch(4).epochs(1).verbose(0)); },
+      {"two passes of the dataset", "repeat()", "steps_per_epoch"});
 }
 
 // The training is over on workers 0 and 1 (2 of 3 slots) when a third process starts in the free
