@@ -17,6 +17,13 @@ using std::chrono::milliseconds;
 
 std::string prefix_of(uint64_t generation) { return "gloo/g" + std::to_string(generation); }
 
+// "the job is finishing (chief 0 (...) reached the shutdown barrier)" once a heartbeat told
+// `client` so (no generation forms again); "" before.
+std::string finishing_reason(const CoordinationClient& client) {
+  const std::string finishing = client.job_finishing();
+  return finishing.empty() ? "" : "the job is finishing (" + finishing + ")";
+}
+
 }  // namespace
 
 ElasticGroup::ElasticGroup(CoordinationClient& client, GlooOptions options)
@@ -33,10 +40,9 @@ ElasticGroup::View ElasticGroup::form(uint64_t after_generation, milliseconds ti
   // The training is over (a member reached the shutdown barrier): no generation will form
   // again, so this task is not taken in.
   auto throw_if_finishing = [&] {
-    if (const std::string finishing = client_.job_finishing(); !finishing.empty()) {
-      throw JobFinishedError("elastic group: the job is finishing (" + finishing + "), so " +
-                             client_.self().name() + " was not taken in: there is no training "
-                             "left to join");
+    if (const std::string why = finishing_reason(client_); !why.empty()) {
+      throw JobFinishedError("elastic group: " + why + ", so " + client_.self().name() +
+                             " was not taken in: there is no training left to join");
     }
   };
   for (;;) {
@@ -73,9 +79,7 @@ ElasticGroup::View ElasticGroup::form(uint64_t after_generation, milliseconds ti
     // one, some of them perhaps straight away): stop waiting for it as soon as one is heard of.
     options.abandon = [this, generation = m.generation]() -> std::string {
       if (std::optional<std::string> error = client_.posted_error()) return *error;
-      if (const std::string finishing = client_.job_finishing(); !finishing.empty()) {
-        return "the job is finishing (" + finishing + ")";
-      }
+      if (std::string why = finishing_reason(client_); !why.empty()) return why;
       const uint64_t seen = client_.membership_generation_seen();
       if (seen <= generation) return "";
       return "membership generation " + std::to_string(seen) + " replaced generation " +

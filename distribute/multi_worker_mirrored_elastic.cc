@@ -69,19 +69,20 @@ std::string message_of(const std::exception_ptr& error) {
   }
 }
 
-// Keeping the per-replica batch (ElasticOptions::keep_per_replica_batch): each step draws one
-// source batch per replica in sync (fewer at the end of the pass). A step run again by fewer
-// replicas gives the batches it no longer needs back, first in line for the next step; one run
-// by more draws more. Shared by the iterator and the batches it made (DistributedBatch::redraw).
-class PerReplicaDraws {
+// A step's batches drawn from the source: one (the global batch), or, keeping the per-replica
+// batch (ElasticOptions::keep_per_replica_batch), one per replica in sync (fewer at the end of
+// the pass). A step run again by fewer replicas gives the batches it no longer needs back,
+// first in line for the next step; one run by more draws more. Shared by the iterator and the
+// batches it made (DistributedBatch::redraw).
+class StepDraws {
  public:
-  explicit PerReplicaDraws(BatchSource source) : source_(std::move(source)) {}
+  explicit StepDraws(BatchSource source) : source_(std::move(source)) {}
 
-  // The next step's rows for `replicas` replicas; null at the end of the pass.
-  std::shared_ptr<const data::Element> draw(int replicas) {
+  // The next step's rows from `batches` batches; null at the end of the pass.
+  std::shared_ptr<const data::Element> draw(int batches) {
     ++draws_;
     drawn_.clear();
-    take(size_t(replicas));
+    take(size_t(batches));
     return drawn_.empty() ? nullptr : rows();
   }
   // The rows of draw number `draw` again for `replicas` replicas; null when a later draw was
@@ -151,39 +152,33 @@ class ElasticSplittingIterator final : public DistributedIterator {
  public:
   ElasticSplittingIterator(Strategy* strategy, BatchSource source, const char* who,
                            std::function<uint64_t()> generation, bool per_replica)
-      : strategy_(strategy), who_(who), generation_(std::move(generation)) {
-    if (per_replica) {
-      draws_ = std::make_shared<PerReplicaDraws>(std::move(source));
-    } else {
-      source_ = std::move(source);
-    }
-  }
+      : strategy_(strategy),
+        draws_(std::make_shared<StepDraws>(std::move(source))),
+        per_replica_(per_replica),
+        who_(who),
+        generation_(std::move(generation)) {}
   std::optional<DistributedBatch> next() override {
-    std::shared_ptr<const data::Element> rows;
-    if (draws_) {
-      rows = draws_->draw(strategy_->num_replicas_in_sync());
-    } else if (std::optional<data::Element> batch = source_()) {
-      rows = std::make_shared<const data::Element>(std::move(*batch));
-    }
+    std::shared_ptr<const data::Element> rows =
+        draws_->draw(per_replica_ ? strategy_->num_replicas_in_sync() : 1);
     if (!rows) return std::nullopt;
     // Split as evenly as it goes (-1): the global batch need not divide by every worker count
     // the job passes through; each replica's fraction keeps the step's mathematics.
     DistributedBatch out = strategy_->split_batch(*rows, -1, who_);
     out.global = std::move(rows);
     out.split_for = generation_();
-    if (draws_) {
+    if (per_replica_) {
       out.redraw = [draws = draws_, draw = draws_->draws(), strategy = strategy_] {
         return draws->redraw(draw, strategy->num_replicas_in_sync());
       };
     }
     return out;
   }
-  int64_t batches_ahead() const override { return draws_ ? draws_->ahead() : 1; }
+  int64_t batches_ahead() const override { return draws_->ahead(); }
 
  private:
   Strategy* strategy_;
-  BatchSource source_;
-  std::shared_ptr<PerReplicaDraws> draws_;
+  std::shared_ptr<StepDraws> draws_;
+  bool per_replica_;
   const char* who_;
   std::function<uint64_t()> generation_;
 };

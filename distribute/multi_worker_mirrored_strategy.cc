@@ -54,9 +54,9 @@ void check_options(const CommunicationOptions& o) {
   }
 }
 
-bool all_gpus(const std::vector<Device>& devices) {
+bool all_of_type(const std::vector<Device>& devices, DeviceType type) {
   return std::all_of(devices.begin(), devices.end(),
-                     [](const Device& d) { return d.type == DeviceType::kCUDA; });
+                     [type](const Device& d) { return d.type == type; });
 }
 
 // Whether gradients go over NCCL: kNccl (refused here, before joining the cluster, where it
@@ -66,7 +66,7 @@ bool all_gpus(const std::vector<Device>& devices) {
 bool use_nccl(const CommunicationOptions& o, const std::vector<Device>& devices) {
   switch (o.implementation_) {
     case CommunicationImplementation::kNccl:
-      if (!all_gpus(devices)) {
+      if (!all_of_type(devices, DeviceType::kCUDA)) {
         throw ValueError(std::string(kWho) + ": CommunicationImplementation::kNccl needs GPUs, "
                          "but this worker's replicas are on CPUs; use kRing or kAuto");
       }
@@ -81,7 +81,7 @@ bool use_nccl(const CommunicationOptions& o, const std::vector<Device>& devices)
     case CommunicationImplementation::kAuto:
       break;
   }
-  return all_gpus(devices) && nccl_available();
+  return all_of_type(devices, DeviceType::kCUDA) && nccl_available();
 }
 
 // A group the coordination service's error reports abort (a worker died: the collective this
@@ -155,12 +155,10 @@ MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(
     factory = [ops, cluster](const std::vector<Device>& d) -> std::unique_ptr<CommunicatorGroup> {
       std::unique_ptr<CommunicatorGroup> local = ops->make_group(d);
       if (cluster == nullptr) return local;
-      const bool on_host = std::all_of(d.begin(), d.end(), [](const Device& device) {
-        return device.type == DeviceType::kCPU;
-      });
       return std::make_unique<HierarchicalGroup>(
           std::move(local), cluster->communicator(),
-          [cluster](const std::string& reason) { cluster->abort(reason); }, on_host);
+          [cluster](const std::string& reason) { cluster->abort(reason); },
+          /*on_host=*/all_of_type(d, DeviceType::kCPU));
     };
   }
   const int n = int(devices.size());

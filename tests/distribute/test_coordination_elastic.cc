@@ -14,6 +14,7 @@
 #include "distribute/cluster/coordination/coordination_client.h"
 #include "distribute/cluster/coordination/coordination_service.h"
 #include "distribute/errors.h"
+#include "support/test_helpers.h"
 #include "tests/distribute/coordination_test_util.h"
 
 namespace strata::distribute {
@@ -22,6 +23,7 @@ namespace {
 using namespace std::chrono_literals;
 using Membership = CoordinationClient::Membership;
 using testing::coordination_error_of;
+using testing::expect_error;
 
 
 // Short heartbeats so that a lost task is noticed within seconds; the waits below are
@@ -218,15 +220,10 @@ TEST(CoordinationElastic, ATaskRegisteringAfterTheShutdownBarrierIsToldTheJobFin
   }
   for (auto& l : leaving) l.get();
   auto late = job.client(2);
-  try {
-    late->connect();
-    FAIL() << "task 2 was admitted after the job finished";
-  } catch (const JobFinishedError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("the job is finishing"), std::string::npos) << what;
-    EXPECT_NE(what.find("reached the shutdown barrier"), std::string::npos) << what;
-    EXPECT_NE(what.find(job.tasks[2].name() + " was not admitted"), std::string::npos) << what;
-  }
+  const std::string not_admitted = job.tasks[2].name() + " was not admitted";
+  expect_error<JobFinishedError>([&] { late->connect(); },
+                                 {"the job is finishing", "reached the shutdown barrier",
+                                  not_admitted});
 }
 
 }  // namespace

@@ -166,6 +166,13 @@ struct Result {
   distribute::MultiWorkerMirroredStrategy::ElasticCounts counts;
 };
 
+// Every weight of `model` as float32 values, in get_weights() order.
+std::vector<std::vector<float>> weights_of(const Sequential& model) {
+  std::vector<std::vector<float>> weights;
+  for (const Tensor& w : model.get_weights()) weights.push_back(w.cast(float32).to_vector<float>());
+  return weights;
+}
+
 std::pair<int, int> parse_at(const char* text) {
   int a = -1, b = -1;
   if (text != nullptr) std::sscanf(text, "%d:%d", &a, &b);
@@ -189,7 +196,7 @@ Result train(distribute::MultiWorkerMirroredStrategy* strategy, std::vector<Call
   if (per_replica) fit.batch_size(kPerReplicaBatch).shuffle(false);
   model->fit(d.x, d.y, fit);
   Result r;
-  for (const Tensor& w : model->get_weights()) r.weights.push_back(w.cast(float32).to_vector<float>());
+  r.weights = weights_of(*model);
   r.iterations = model->optimizer()->iteration_count();
   if (strategy) r.counts = strategy->elastic_counts();
   return r;
@@ -406,7 +413,7 @@ Result replay(const std::vector<StepRun>& steps) {
   }
   EXPECT_EQ(at, kSamples) << "the last epoch did not use every sample";
   Result r;
-  for (const Tensor& w : model->get_weights()) r.weights.push_back(w.cast(float32).to_vector<float>());
+  r.weights = weights_of(*model);
   r.iterations = model->optimizer()->iteration_count();
   return r;
 }
@@ -528,7 +535,7 @@ TEST_F(ElasticPerReplicaBatch, TwoLocalReplicasTakeTwoBatchesAStep) {
         model->train_on_batch(d.x.slice(at, at + 16), d.y.slice(at, at + 16));
       }
     }
-    for (const Tensor& w : model->get_weights()) reference.weights.push_back(w.cast(float32).to_vector<float>());
+    reference.weights = weights_of(*model);
   }
   distribute::MultiWorkerMirroredStrategy strategy(nullptr, options());
   ASSERT_EQ(strategy.num_replicas_in_sync(), 2);
@@ -540,7 +547,7 @@ TEST_F(ElasticPerReplicaBatch, TwoLocalReplicasTakeTwoBatchesAStep) {
   model->fit(d.x, d.y, FitOptions().batch_size(8).epochs(2).shuffle(false).verbose(0));
   EXPECT_EQ(model->optimizer()->iteration_count(), 6);
   Result got;
-  for (const Tensor& w : model->get_weights()) got.weights.push_back(w.cast(float32).to_vector<float>());
+  got.weights = weights_of(*model);
   expect_same_weights(got, reference, "one worker, two replicas");
 }
 

@@ -32,6 +32,7 @@
 #include "distribute/cluster/coordination/folder_store.h"
 #include "distribute/cluster/coordination/in_memory_store.h"
 #include "distribute/collectives/gloo/gloo_communicator.h"
+#include "tests/distribute/coordination_test_util.h"
 #include "tests/distribute/gloo_test_util.h"
 #include "tests/framework/saving/child_process_util.h"
 
@@ -41,6 +42,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
+using testing::coordination_error_of;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -402,13 +404,7 @@ std::function<std::string()> abandon_after(milliseconds delay) {
 std::string abandoned_rendezvous(InMemoryStore& store, milliseconds delay) {
   GlooOptions options = options_with_timeout(milliseconds(60000));
   options.abandon = abandon_after(delay);
-  try {
-    GlooCommunicator comm(store, 0, 2, options);
-    ADD_FAILURE() << "expected a CoordinationError";
-  } catch (const CoordinationError& e) {
-    return e.what();
-  }
-  return "";
+  return coordination_error_of([&] { GlooCommunicator comm(store, 0, 2, options); });
 }
 
 TEST(GlooCommunicator, AbandonEndsTheWaitForAPeerThatNeverPublishes) {

@@ -568,7 +568,7 @@ CoordinationState::Clock::time_point CoordinationState::check_deadlines(Clock::t
   if (error_) return next;   // the job has failed already: silence is expected now
   if (elastic()) next = elastic_formation(now, next);
   if (suspicious_until_ && *suspicious_until_ <= now) suspicious_until_.reset();
-  const bool suspicious = elastic() && suspicious_until_.has_value();
+  const bool suspicious = suspicious_until_.has_value();   // set only when elastic
   const std::chrono::milliseconds silence =
       suspicious ? options_.suspicion_timeout() : options_.heartbeat_timeout;
   for (size_t i = 0; i < tasks_.size() && !error_; ++i) {
